@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Herald",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "herald", targets: ["herald"]),
+    ],
+    targets: [
+        // C libraries from Debian, one system-library target each (module.modulemap + shim.h).
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+                       providers: [.apt(["libmicrohttpd-dev"])]),
+
+        // Layers, bottom to top (ARCHITECTURE.md): dependencies point one way.
+        .target(name: "JOSE", dependencies: ["COpenSSL"]),
+        .target(name: "Storage", dependencies: ["CSQLite"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        .target(name: "Realms", dependencies: ["Storage", "JOSE"]),
+        .target(name: "TokenIssuer", dependencies: ["JOSE", "Storage", "Realms"]),
+        .target(name: "Grants", dependencies: ["Storage", "Realms", "TokenIssuer"]),
+        .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "TokenIssuer", "Grants"]),
+        .target(name: "HeraldServer", dependencies: [
+            "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "HeraldApple",
+        ]),
+        .executableTarget(name: "herald", dependencies: ["HeraldServer"]),
+
+        // Shared test support: fake Apple (keys, JWKS server, token minting), server launcher.
+        .target(name: "HeraldTestSupport", dependencies: ["JOSE", "HTTPServer"], path: "Tests/Support"),
+
+        .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "RealmsTests", dependencies: ["Realms", "Storage", "JOSE"]),
+        .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
+        .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldTestSupport", "JOSE", "Storage"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
