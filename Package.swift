@@ -27,10 +27,10 @@ let package = Package(
         .target(name: "HeraldServer", dependencies: [
             "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "HeraldApple",
         ]),
-        .executableTarget(name: "herald", dependencies: ["HeraldServer"]),
+        .executableTarget(name: "herald", dependencies: ["HeraldServer", "HeraldApple", "Storage", "JOSE"]),
 
         // Shared test support: fake Apple (keys, JWKS server, token minting), server launcher.
-        .target(name: "HeraldTestSupport", dependencies: ["JOSE", "HTTPServer"], path: "Tests/Support"),
+        .target(name: "HeraldTestSupport", dependencies: ["JOSE", "HTTPServer", "Storage"], path: "Tests/Support"),
 
         .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
