@@ -75,7 +75,7 @@ public struct SigningKeyRing: Sendable {
             try db.query("""
                 SELECT public_jwk FROM signing_keys
                 WHERE realm_id = ? AND (status = 'active' OR publish_until > ?)
-                ORDER BY created_at DESC, kid
+                ORDER BY (status = 'active') DESC, created_at DESC, kid
                 """, .text(realmID), .integer(at)).compactMap { row in
                 try? JSONDecoder().decode(JWK.self, from: Data(try row.string("public_jwk").utf8))
             }
@@ -87,7 +87,7 @@ public struct SigningKeyRing: Sendable {
         try await database.read { db in
             try db.query("""
                 SELECT kid, algorithm, status, created_at, retired_at, publish_until FROM signing_keys
-                WHERE realm_id = ? ORDER BY created_at DESC, kid
+                WHERE realm_id = ? ORDER BY (status = 'active') DESC, created_at DESC, kid
                 """, .text(realmID)).map { row in
                 SigningKeyInfo(kid: try row.string("kid"), algorithm: try row.string("algorithm"),
                                status: try row.string("status"), createdAt: try row.int("created_at"),
