@@ -13,24 +13,24 @@ public struct AccountChanges: Sendable, Equatable {
         self.name = name
     }
 
+    /// Problems with the given fields on their own, by API field name (`name.givenName`).
+    public func fieldIssues() -> [FieldIssue] {
+        var issues = FieldIssues()
+        if status == .deleted { issues.add("status", "must be active or disabled; delete the account instead") }
+        if let email, let problem = InputRules.emailProblem(email) { issues.add("email", problem) }
+        if let name { name?.validate(into: &issues) }
+        return issues.all
+    }
+
     /// The account with these changes applied, or every field problem found.
     func applied(to account: Account) throws(RealmsError) -> Account {
-        var issues = FieldIssues()
+        let issues = fieldIssues()
+        if !issues.isEmpty { throw RealmsError.invalid(issues) }
         var result = account
-        if let status {
-            if status == .deleted { issues.add("status", "must be active or disabled; delete the account instead") }
-            result.status = status
-        }
-        if let email {
-            if let problem = InputRules.emailProblem(email) { issues.add("email", problem) }
-            result.email = AccountStore.normalizedEmail(email)
-        }
+        if let status { result.status = status }
+        if let email { result.email = AccountStore.normalizedEmail(email) }
         if let emailVerified { result.emailVerified = emailVerified }
-        if let name {
-            name?.validate(into: &issues)
-            result.name = name ?? PersonName()
-        }
-        try issues.throwIfAny()
+        if let name { result.name = name ?? PersonName() }
         return result
     }
 }

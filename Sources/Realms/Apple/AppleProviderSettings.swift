@@ -46,6 +46,16 @@ public struct AppleProviderSettings: Sendable, Equatable {
         let scopes: [String]
     }
 
+    /// Problems with the given fields (the private key is parsed to check it), by API field name.
+    public func fieldIssues() -> [FieldIssue] {
+        do {
+            _ = try validated()
+            return []
+        } catch {
+            return error.fieldIssues
+        }
+    }
+
     /// Checks every field and parses the private key; throws `invalidInput` naming each bad field.
     func validated() throws(RealmsError) -> Validated {
         var issues = FieldIssues()

@@ -25,18 +25,10 @@ public struct ClientAppChanges: Sendable, Equatable {
         self.refreshTokenTTL = refreshTokenTTL
     }
 
-    /// The client with these changes applied, or every field problem found.
-    public func applied(to client: ClientApp) throws(RealmsError) -> ClientApp {
+    /// Problems with the given fields on their own, by API field name (`redirectUris[2]`).
+    public func fieldIssues() -> [FieldIssue] {
         var issues = FieldIssues()
-        var result = client
-        if let name {
-            if let problem = InputRules.textProblem(name) { issues.add("name", problem) }
-            result.name = name
-        }
-        if let firstParty { result.firstParty = firstParty }
-        if let confidential { result.confidential = confidential }
-        if let enabled { result.enabled = enabled }
-        if let ipBinding { result.ipBinding = ipBinding }
+        if let name, let problem = InputRules.textProblem(name) { issues.add("name", problem) }
         if let redirectUris {
             if redirectUris.count > ClientApp.maxRedirectURIs {
                 issues.add("redirectUris", "must have at most \(ClientApp.maxRedirectURIs) entries")
@@ -48,7 +40,6 @@ public struct ClientAppChanges: Sendable, Equatable {
                     issues.add("redirectUris[\(index)]", "is a duplicate")
                 }
             }
-            result.redirectUris = redirectUris
         }
         if let allowedScopes {
             if allowedScopes.count > ClientApp.maxScopes {
@@ -61,21 +52,30 @@ public struct ClientAppChanges: Sendable, Equatable {
                     issues.add("allowedScopes[\(index)]", "is a duplicate")
                 }
             }
-            result.allowedScopes = allowedScopes
         }
-        if let accessTokenTTL {
-            if let ttl = accessTokenTTL, !Realm.accessTokenTTLRange.contains(ttl) {
-                issues.add("accessTokenTTL", "must be between \(Realm.accessTokenTTLRange.lowerBound) and \(Realm.accessTokenTTLRange.upperBound) seconds, or null")
-            }
-            result.accessTokenTTL = accessTokenTTL
+        if let accessTokenTTL, let ttl = accessTokenTTL, !Realm.accessTokenTTLRange.contains(ttl) {
+            issues.add("accessTokenTTL", "must be between \(Realm.accessTokenTTLRange.lowerBound) and \(Realm.accessTokenTTLRange.upperBound) seconds, or null")
         }
-        if let refreshTokenTTL {
-            if let ttl = refreshTokenTTL, !Realm.refreshTokenTTLRange.contains(ttl) {
-                issues.add("refreshTokenTTL", "must be between \(Realm.refreshTokenTTLRange.lowerBound) and \(Realm.refreshTokenTTLRange.upperBound) seconds, or null")
-            }
-            result.refreshTokenTTL = refreshTokenTTL
+        if let refreshTokenTTL, let ttl = refreshTokenTTL, !Realm.refreshTokenTTLRange.contains(ttl) {
+            issues.add("refreshTokenTTL", "must be between \(Realm.refreshTokenTTLRange.lowerBound) and \(Realm.refreshTokenTTLRange.upperBound) seconds, or null")
         }
-        try issues.throwIfAny()
+        return issues.all
+    }
+
+    /// The client with these changes applied, or every field problem found.
+    public func applied(to client: ClientApp) throws(RealmsError) -> ClientApp {
+        let issues = fieldIssues()
+        if !issues.isEmpty { throw RealmsError.invalid(issues) }
+        var result = client
+        if let name { result.name = name }
+        if let firstParty { result.firstParty = firstParty }
+        if let confidential { result.confidential = confidential }
+        if let enabled { result.enabled = enabled }
+        if let ipBinding { result.ipBinding = ipBinding }
+        if let redirectUris { result.redirectUris = redirectUris }
+        if let allowedScopes { result.allowedScopes = allowedScopes }
+        if let accessTokenTTL { result.accessTokenTTL = accessTokenTTL }
+        if let refreshTokenTTL { result.refreshTokenTTL = refreshTokenTTL }
         return result
     }
 }
