@@ -1,0 +1,64 @@
+import HTTPServer
+import Realms
+
+/// A list page as the admin API answers it: `{"items":[…],"nextCursor":"…"|null}`.
+struct ListResponse<Item: Encodable & Sendable>: Encodable, Sendable {
+    let items: [Item]
+    let nextCursor: String?
+
+    init(_ page: Page<Item>) {
+        items = page.items
+        nextCursor = page.nextCursor
+    }
+
+    private enum CodingKeys: String, CodingKey { case items, nextCursor }
+
+    // Written out so the last page says `"nextCursor":null` rather than leaving it out.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(items, forKey: .items)
+        try container.encode(nextCursor, forKey: .nextCursor)
+    }
+}
+
+/// A client app, plus `clientSecret` when this response generated one (shown once).
+struct ClientAppResponse: Encodable, Sendable {
+    let result: ClientAppWithSecret
+
+    private enum CodingKeys: String, CodingKey { case clientSecret }
+
+    func encode(to encoder: any Encoder) throws {
+        try result.client.encode(to: encoder)
+        if let secret = result.clientSecret {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(secret, forKey: .clientSecret)
+        }
+    }
+}
+
+/// An account with its linked identities.
+struct AccountDetailResponse: Encodable, Sendable {
+    let account: Account
+    let identities: [Identity]
+
+    private enum CodingKeys: String, CodingKey { case identities }
+    private enum IdentityKeys: String, CodingKey { case provider, openId, email, linkedAt }
+
+    func encode(to encoder: any Encoder) throws {
+        try account.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        var list = container.nestedUnkeyedContainer(forKey: .identities)
+        for identity in identities {
+            var item = list.nestedContainer(keyedBy: IdentityKeys.self)
+            try item.encode(identity.provider, forKey: .provider)
+            try item.encode(identity.openId, forKey: .openId)
+            try item.encode(identity.email, forKey: .email)
+            try item.encode(identity.linkedAt, forKey: .linkedAt)
+        }
+    }
+}
+
+extension HTTPResponse {
+    /// 204 for a completed delete.
+    static var noContent: HTTPResponse { HTTPResponse(status: 204) }
+}

@@ -1,0 +1,85 @@
+import HTTPServer
+import Realms
+import TokenIssuer
+
+/// An admin route handler, called only after the admin token was checked.
+typealias AdminHandler = @Sendable (_ request: HTTPRequest, _ caller: AdminCaller) async throws -> HTTPResponse
+
+/// One admin route: method, router template and handler.
+struct AdminRoute: Sendable {
+    let method: String
+    let template: String
+    let handler: AdminHandler
+
+    init(_ method: String, _ template: String, _ handler: @escaping AdminHandler) {
+        self.method = method
+        self.template = template
+        self.handler = handler
+    }
+}
+
+/// The stores admin handlers work with, built once from the context.
+struct AdminStores: Sendable {
+    let realms: RealmStore
+    let appleProviders: AppleProviderStore
+    let clients: ClientAppStore
+    let accounts: AccountStore
+    let adminTokens: AdminTokenStore
+    let audit: AuditLog
+    let keyRing: SigningKeyRing
+
+    init(context: HeraldContext, sessionRevoker: any AccountSessionRevoker) {
+        let database = context.database
+        realms = RealmStore(database: database, now: context.now)
+        appleProviders = AppleProviderStore(database: database, masterKey: context.masterKey, now: context.now)
+        clients = ClientAppStore(database: database, now: context.now)
+        accounts = AccountStore(database: database, sessionRevoker: sessionRevoker, now: context.now)
+        adminTokens = AdminTokenStore(database: database, now: context.now)
+        audit = AuditLog(database: database)
+        keyRing = SigningKeyRing(database: database, masterKey: context.masterKey, now: context.now)
+    }
+}
+
+/// `/api/admin/*`: realms, the Apple provider, clients, accounts and the audit log. Every
+/// route authenticates the admin token first (401 before any lookup), and domain errors
+/// become the error envelope (400 naming fields, 404, 409).
+struct AdminRoutes: RouteGroup {
+    let context: HeraldContext
+    /// Revokes sessions when an account is disabled or deleted (TokenIssuer plugs in here).
+    let sessionRevoker: any AccountSessionRevoker
+
+    init(context: HeraldContext, sessionRevoker: any AccountSessionRevoker = NoSessionsToRevoke()) {
+        self.context = context
+        self.sessionRevoker = sessionRevoker
+    }
+
+    /// Every admin route, in registration order.
+    static func routes(_ stores: AdminStores) -> [AdminRoute] {
+        RealmAdminHandlers(stores: stores).routes + AppleProviderAdminHandlers(stores: stores).routes
+            + ClientAdminHandlers(stores: stores).routes + AccountAdminHandlers(stores: stores).routes
+            + AuditAdminHandlers(stores: stores).routes
+    }
+
+    func register(in router: inout Router, endpoint: Endpoint) {
+        let stores = AdminStores(context: context, sessionRevoker: sessionRevoker)
+        let authenticator = AdminAuthenticator(tokens: stores.adminTokens)
+        for route in Self.routes(stores) {
+            let handler = route.handler
+            router.add(route.method, route.template, endpoint.handler { request in
+                let caller = try await authenticator.authenticate(request)
+                do {
+                    return try await handler(request, caller)
+                } catch let error as RealmsError {
+                    throw APIError(error)
+                }
+            })
+        }
+    }
+}
+
+extension HTTPRequest {
+    /// A path parameter by name (`realm` for `:realm`).
+    func parameter(_ name: String) -> String {
+        pathParameters[name] ?? pathParameters[":" + name] ?? ""
+    }
+}

@@ -1,0 +1,25 @@
+import HTTPServer
+import JOSE
+import Realms
+import TokenIssuer
+
+/// `GET /api/oauth/:realm/jwks.json`: the realm's published signing keys. Unknown and
+/// disabled realms answer 404, like every public route of a disabled realm.
+struct PublicKeyRoutes: RouteGroup {
+    let context: HeraldContext
+
+    func register(in router: inout Router, endpoint: Endpoint) {
+        let realms = RealmStore(database: context.database, now: context.now)
+        let keyRing = SigningKeyRing(database: context.database, masterKey: context.masterKey, now: context.now)
+        router.add("GET", "/api/oauth/:realm/jwks.json", endpoint.handler { request in
+            let realmID = request.parameter("realm")
+            guard let realm = try await realms.realm(realmID), realm.enabled else { throw APIError.notFound("Realm") }
+            let document = JWKSet.document(try await keyRing.publishedKeys(realmID: realm.id))
+            // Short caching: verifiers refetch on an unknown kid anyway, and rotation publishes
+            // the new key before it signs anything it cannot verify.
+            return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/json"),
+                                                                   ("Cache-Control", "public, max-age=300")]),
+                                body: document)
+        })
+    }
+}
