@@ -4,19 +4,11 @@ import Foundation
 /// flow collections on one line, plain and quoted scalars, literal and folded block scalars.
 /// Written here because no YAML library is available to the tests; it refuses (throws) what
 /// it does not understand rather than guessing, so a malformed spec fails the tests.
-indirect enum YAMLNode: Equatable, CustomStringConvertible {
+enum YAMLNode: Equatable, CustomStringConvertible {
     case scalar(String)
     case sequence([YAMLNode])
-    case mapping([(key: String, value: YAMLNode)])
-
-    static func == (lhs: YAMLNode, rhs: YAMLNode) -> Bool {
-        switch (lhs, rhs) {
-        case (.scalar(let a), .scalar(let b)): a == b
-        case (.sequence(let a), .sequence(let b)): a == b
-        case (.mapping(let a), .mapping(let b)): a.map(\.key) == b.map(\.key) && a.map(\.value) == b.map(\.value)
-        default: false
-        }
-    }
+    /// Keys in document order.
+    case mapping([YAMLEntry])
 
     subscript(_ key: String) -> YAMLNode? {
         guard case .mapping(let pairs) = self else { return nil }
@@ -25,7 +17,7 @@ indirect enum YAMLNode: Equatable, CustomStringConvertible {
 
     var scalar: String? { if case .scalar(let text) = self { text } else { nil } }
     var items: [YAMLNode]? { if case .sequence(let items) = self { items } else { nil } }
-    var pairs: [(key: String, value: YAMLNode)]? { if case .mapping(let pairs) = self { pairs } else { nil } }
+    var pairs: [YAMLEntry]? { if case .mapping(let pairs) = self { pairs } else { nil } }
 
     /// Follows a local JSON pointer (`#/components/schemas/Realm`).
     func resolve(pointer: String) -> YAMLNode? {
@@ -44,6 +36,17 @@ indirect enum YAMLNode: Equatable, CustomStringConvertible {
         case .sequence(let items): "[" + items.map(\.description).joined(separator: ", ") + "]"
         case .mapping(let pairs): "{" + pairs.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "}"
         }
+    }
+}
+
+/// One key and value of a YAML mapping.
+struct YAMLEntry: Equatable {
+    let key: String
+    let value: YAMLNode
+
+    init(_ key: String, _ value: YAMLNode) {
+        self.key = key
+        self.value = value
     }
 }
 
@@ -131,7 +134,7 @@ struct YAMLParser {
     }
 
     private mutating func mapping(indent: Int, firstLine: Line? = nil) throws -> YAMLNode {
-        var pairs: [(key: String, value: YAMLNode)] = []
+        var pairs: [YAMLEntry] = []
         var pending = firstLine
         while true {
             let line: Line
@@ -147,7 +150,7 @@ struct YAMLParser {
                 throw YAMLError(line: line.number, message: "expected 'key: value'")
             }
             if pairs.contains(where: { $0.key == key }) { throw YAMLError(line: line.number, message: "duplicate key '\(key)'") }
-            pairs.append((key, try value(after: rest, parentIndent: indent, line: line)))
+            pairs.append(YAMLEntry(key, try value(after: rest, parentIndent: indent, line: line)))
         }
         if let next = peek(), next.indent > indent {
             throw YAMLError(line: next.number, message: "unexpected indentation")
@@ -163,6 +166,9 @@ struct YAMLParser {
             if content.isEmpty {
                 guard let next = peek(), next.indent > indent else { items.append(.scalar("")); continue }
                 items.append(try block(indent: next.indent))
+            } else if ["|", "|-", "|+", ">", ">-", ">+"].contains(content) {
+                items.append(.scalar(blockScalar(folded: content.hasPrefix(">"), chomp: content.dropFirst().first,
+                                                 parentIndent: indent)))
             } else if !content.hasPrefix("\""), !content.hasPrefix("'"), !content.hasPrefix("["), !content.hasPrefix("{"),
                       try Self.splitKey(content, line: line.number) != nil {
                 // "- key: value" opens a mapping whose keys sit two columns further in.
@@ -356,7 +362,7 @@ struct YAMLParser {
 
         mutating func flowMapping() throws -> YAMLNode {
             position = text.index(after: position)
-            var pairs: [(key: String, value: YAMLNode)] = []
+            var pairs: [YAMLEntry] = []
             skipSpaces()
             if position < text.endIndex, text[position] == "}" {
                 position = text.index(after: position)
@@ -369,7 +375,7 @@ struct YAMLParser {
                 skipSpaces()
                 guard position < text.endIndex, text[position] == ":" else { throw YAMLError(line: line, message: "expected ':'") }
                 position = text.index(after: position)
-                pairs.append((key, try flowValue(inFlow: true)))
+                pairs.append(YAMLEntry(key, try flowValue(inFlow: true)))
                 skipSpaces()
                 guard position < text.endIndex else { throw YAMLError(line: line, message: "unterminated {") }
                 let character = text[position]

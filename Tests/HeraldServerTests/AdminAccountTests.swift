@@ -1,0 +1,97 @@
+import Foundation
+import JOSE
+import Realms
+import Testing
+@testable import HeraldServer
+
+@Suite("Admin API: accounts")
+struct AdminAccountTests {
+    @Test("accounts are listed with filters and cursor paging")
+    func listing() async throws {
+        try await RunningHerald.with { herald in
+            try herald.createRealm("acme")
+            var ids: [String] = []
+            for index in 0..<5 {
+                let account = try await herald.accounts.create(
+                    realmID: "acme", NewAccount(email: "user\(index)@example.com", status: index == 4 ? .disabled : .active))
+                ids.append(account.id)
+            }
+            _ = try await herald.accounts.link(realmID: "acme", provider: "apple", openID: "001.a", accountID: ids[1], email: nil)
+
+            var seen: [String] = []
+            var path = "/api/admin/realms/acme/accounts?limit=2"
+            while true {
+                let page = try herald.admin("GET", path)
+                #expect(page.status == 200)
+                seen += page.items.compactMap { $0["id"]?.stringValue }
+                guard let cursor = page.json["nextCursor"]?.stringValue else { break }
+                path = "/api/admin/realms/acme/accounts?limit=2&cursor=\(cursor)"
+            }
+            #expect(seen == ids)
+
+            let byEmail = try herald.admin("GET", "/api/admin/realms/acme/accounts?email=USER2%40example.com")
+            #expect(byEmail.items.compactMap { $0["id"]?.stringValue } == [ids[2]])
+            let disabled = try herald.admin("GET", "/api/admin/realms/acme/accounts?status=disabled")
+            #expect(disabled.items.compactMap { $0["id"]?.stringValue } == [ids[4]])
+            let apple = try herald.admin("GET", "/api/admin/realms/acme/accounts?provider=apple")
+            #expect(apple.items.compactMap { $0["id"]?.stringValue } == [ids[1]])
+
+            let bad = try herald.admin("GET", "/api/admin/realms/acme/accounts?status=gone&limit=500&cursor=xyz")
+            #expect(bad.status == 400)
+            #expect(Set(bad.fieldProblems.keys) == ["status", "limit", "cursor"])
+            #expect(try herald.admin("GET", "/api/admin/realms/nope/accounts").status == 404)
+        }
+    }
+
+    @Test("an account reads with its identities; disabling and deleting go through PATCH and DELETE")
+    func lifecycle() async throws {
+        try await RunningHerald.with { herald in
+            try herald.createRealm("acme")
+            let account = try await herald.accounts.create(realmID: "acme", NewAccount(email: "jane@example.com", emailVerified: true))
+            _ = try await herald.accounts.link(realmID: "acme", provider: "apple", openID: "001.jane", accountID: account.id,
+                                               email: "jane@example.com")
+            let read = try herald.admin("GET", "/api/admin/realms/acme/accounts/\(account.id)")
+            #expect(read.status == 200)
+            #expect(read.json["email"] == "jane@example.com")
+            #expect(read.json["identities"]?.arrayValue?.first?["provider"] == "apple")
+            #expect(read.json["identities"]?.arrayValue?.first?["openId"] == "001.jane")
+
+            let disabled = try herald.admin("PATCH", "/api/admin/realms/acme/accounts/\(account.id)",
+                                            json: ["status": "disabled", "name": ["givenName": "Jane"]], reason: "abuse report")
+            #expect(disabled.status == 200)
+            #expect(disabled.json["status"] == "disabled")
+            #expect(disabled.json["name"]?["givenName"] == "Jane")
+
+            let refused = try herald.admin("PATCH", "/api/admin/realms/acme/accounts/\(account.id)",
+                                           json: ["status": "deleted", "name": ["nickname": "J"]])
+            #expect(refused.status == 400)
+            #expect(Set(refused.fieldProblems.keys) == ["status", "name.nickname"])
+
+            #expect(try herald.admin("DELETE", "/api/admin/realms/acme/accounts/\(account.id)", reason: "GDPR erasure").status == 204)
+            let deleted = try herald.admin("GET", "/api/admin/realms/acme/accounts/\(account.id)")
+            #expect(deleted.json["status"] == "deleted")
+            #expect(deleted.json["email"] == .string("deleted+\(account.id)@deleted.invalid"))
+            #expect(deleted.json["identities"] == [])
+            #expect(try herald.admin("PATCH", "/api/admin/realms/acme/accounts/\(account.id)", json: ["status": "active"]).status
+                == 409)
+
+            let audit = try herald.admin("GET", "/api/admin/audit?realm=acme")
+            #expect(!audit.text.contains("jane@example.com"))
+            #expect(audit.items.first?["reason"] == "GDPR erasure")
+        }
+    }
+
+    @Test("unknown accounts and over-long ids are 404")
+    func missing() async throws {
+        try await RunningHerald.with { herald in
+            try herald.createRealm("acme")
+            let long = String(repeating: "a", count: 300)
+            for path in ["/api/admin/realms/acme/accounts/nope", "/api/admin/realms/acme/accounts/\(long)",
+                         "/api/admin/realms/nope/accounts/nope"] {
+                #expect(try herald.admin("GET", path).status == 404)
+                #expect(try herald.admin("DELETE", path).status == 404)
+                #expect(try herald.admin("PATCH", path, json: ["status": "active"]).status == 404)
+            }
+        }
+    }
+}

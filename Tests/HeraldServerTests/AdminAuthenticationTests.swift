@@ -1,0 +1,87 @@
+import Foundation
+import JOSE
+import Realms
+import Testing
+@testable import HeraldServer
+
+@Suite("Admin API authentication")
+struct AdminAuthenticationTests {
+    /// Every admin route of the router, with parameters filled in.
+    static func adminRoutes(_ herald: RunningHerald, realm: String) -> [(method: String, path: String)] {
+        HeraldApplication.routeTable(context: herald.application.context)
+            .filter { $0.template.hasPrefix("/api/admin") }
+            .map { route in
+                let path = route.template.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+                    switch segment {
+                    case ":realm": realm
+                    case let other where other.hasPrefix(":"): "x"
+                    default: String(segment)
+                    }
+                }.joined(separator: "/")
+                return (route.method, path)
+            }
+    }
+
+    @Test("every admin route answers 401 without a valid token, for existing and unknown realms alike")
+    func everyRouteNeedsAToken() async throws {
+        try await RunningHerald.with { herald in
+            try herald.createRealm("acme")
+            let routes = Self.adminRoutes(herald, realm: "acme") + Self.adminRoutes(herald, realm: "no-such-realm")
+            #expect(routes.count >= 38)
+            let credentials: [String?] = [nil, "Bearer wrong-token-0123456789abcdef0123456789", "Basic \(RunningHerald.adminToken)",
+                                          "Bearer", "bearer  \(RunningHerald.adminToken)x"]
+            for (method, path) in routes {
+                for credential in credentials {
+                    var headers: [(String, String)] = [("Content-Type", "application/json")]
+                    if let credential { headers.append(("Authorization", credential)) }
+                    let response = try herald.client.send(method, path, headers: headers, body: Array(#"{"id":"zzz"}"#.utf8))
+                    #expect(response.status == 401, "\(method) \(path) with \(credential ?? "no credential")")
+                    #expect(response.json["code"]?.stringValue == "unauthorized")
+                    #expect(response.header("WWW-Authenticate") == "Bearer")
+                }
+            }
+            // Nothing was created or changed by the unauthenticated calls.
+            let realms = try herald.admin("GET", "/api/admin/realms")
+            #expect(realms.items.compactMap { $0["id"]?.stringValue } == ["acme"])
+        }
+    }
+
+    @Test("the bearer scheme is case-insensitive and the env token acts as 'env'")
+    func schemeAndActor() async throws {
+        try await RunningHerald.with { herald in
+            let response = try herald.client.send("POST", "/api/admin/realms", json: ["id": "acme"],
+                                                  headers: [("Authorization", "bearer \(RunningHerald.adminToken)")])
+            #expect(response.status == 201)
+            let audit = try herald.admin("GET", "/api/admin/audit")
+            #expect(audit.items.first?["actor"]?.stringValue == "env")
+        }
+    }
+
+    @Test("a CLI-created token works, is recorded as the actor, and stops working when revoked")
+    func cliTokens() async throws {
+        try await RunningHerald.with { herald in
+            let database = herald.application.context.database
+            let tokens = AdminTokenStore(database: database)
+            let cli = try ChangeContext(actor: "cli")
+            let token = try await tokens.create(name: "deploy-bot", context: cli)
+            let created = try herald.admin("POST", "/api/admin/realms", json: ["id": "acme"], reason: "bootstrap", token: token)
+            #expect(created.status == 201)
+            let audit = try herald.admin("GET", "/api/admin/audit?action=realm.create")
+            #expect(audit.items.first?["actor"]?.stringValue == "deploy-bot")
+            #expect(audit.items.first?["reason"]?.stringValue == "bootstrap")
+            try await tokens.revoke(name: "deploy-bot", context: cli)
+            #expect(try herald.admin("GET", "/api/admin/realms", token: token).status == 401)
+        }
+    }
+
+    @Test("the admin token never appears in logs")
+    func tokenNotLogged() async throws {
+        try await RunningHerald.with { herald in
+            _ = try herald.admin("GET", "/api/admin/realms")
+            _ = try herald.admin("GET", "/api/admin/realms", token: "wrong-token-that-must-not-be-logged-0123")
+            let logs = herald.logs.captured.joined(separator: "\n")
+            #expect(!logs.contains(RunningHerald.adminToken))
+            #expect(!logs.contains("wrong-token-that-must-not-be-logged"))
+        }
+    }
+}

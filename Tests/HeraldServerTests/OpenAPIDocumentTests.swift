@@ -1,0 +1,122 @@
+import Foundation
+import JOSE
+import Testing
+@testable import HeraldServer
+
+@Suite("OpenAPI document")
+struct OpenAPIDocumentTests {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let specURL = repositoryRoot.appendingPathComponent("openapi/herald.yaml")
+    static let operationKeys: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
+
+    static func specText() throws -> String {
+        String(decoding: try Data(contentsOf: specURL), as: UTF8.self)
+    }
+
+    static func spec() throws -> YAMLNode {
+        try YAMLParser.parse(specText())
+    }
+
+    /// `/api/oauth/{realmId}/jwks.json` and `/api/oauth/:realm/jwks.json` both become `/api/oauth/{}/jwks.json`.
+    static func normalized(_ template: String) -> String {
+        template.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment.hasPrefix(":") || (segment.hasPrefix("{") && segment.hasSuffix("}")) ? "{}" : String(segment)
+        }.joined(separator: "/")
+    }
+
+    @Test("the embedded document is byte-identical to openapi/herald.yaml (run scripts/embed-openapi.sh)")
+    func embeddedMatchesFile() throws {
+        let file = try Data(contentsOf: Self.specURL)
+        #expect(Array(OpenAPIDocument.yaml.utf8) == Array(file))
+    }
+
+    @Test("the document parses as OpenAPI 3.1 with paths, info and the admin security scheme")
+    func parses() throws {
+        let spec = try Self.spec()
+        #expect(spec["openapi"]?.scalar?.hasPrefix("3.1.") == true)
+        #expect(spec["info"]?["title"]?.scalar == "Herald")
+        #expect(spec["info"]?["version"]?.scalar?.isEmpty == false)
+        #expect((spec["paths"]?.pairs?.count ?? 0) > 10)
+        #expect(spec["components"]?["securitySchemes"]?["adminToken"]?["scheme"]?.scalar == "bearer")
+        #expect(spec["components"]?["schemas"]?["Error"]?["required"]?.items?.compactMap(\.scalar)
+            == ["status", "code", "message", "requestId"])
+    }
+
+    @Test("the YAML reader refuses what it does not understand, so a broken spec fails")
+    func parserRefusesBrokenYAML() throws {
+        for broken in ["a: 1\na: 2\n", "a:\n  b: 1\n c: 2\n", "a: [1, 2\n", "a: \"open\n", "a:\n\t- b\n", "- a\nb: 1\n"] {
+            #expect(throws: (any Error).self, "\(broken)") { try YAMLParser.parse(broken) }
+        }
+        let parsed = try YAMLParser.parse("a:\n  - b: 1\n    c: [x, \"y\"]\n  - |\n    text\n")
+        #expect(parsed == .mapping([
+            YAMLEntry("a", .sequence([
+                .mapping([YAMLEntry("b", .scalar("1")), YAMLEntry("c", .sequence([.scalar("x"), .scalar("y")]))]),
+                .scalar("text\n"),
+            ])),
+        ]))
+    }
+
+    @Test("every $ref resolves and every operation has an id, responses and (for admin) the token and 401")
+    func referencesAndOperations() throws {
+        let spec = try Self.spec()
+        var references: [String] = []
+        func collect(_ node: YAMLNode) {
+            switch node {
+            case .mapping(let pairs):
+                for entry in pairs {
+                    if entry.key == "$ref", let target = entry.value.scalar { references.append(target) } else { collect(entry.value) }
+                }
+            case .sequence(let items): items.forEach(collect)
+            case .scalar: break
+            }
+        }
+        collect(spec)
+        #expect(references.count > 50)
+        for reference in references {
+            #expect(spec.resolve(pointer: reference) != nil, "unresolved \(reference)")
+        }
+        var operationIDs: Set<String> = []
+        for pathEntry in spec["paths"]?.pairs ?? [] {
+            let path = pathEntry.key
+            for operationEntry in pathEntry.value.pairs ?? [] where Self.operationKeys.contains(operationEntry.key) {
+                let method = operationEntry.key
+                let operation = operationEntry.value
+                let id = operation["operationId"]?.scalar ?? ""
+                #expect(!id.isEmpty && operationIDs.insert(id).inserted, "\(method) \(path): operationId")
+                #expect(operation["responses"]?.pairs?.isEmpty == false, "\(method) \(path): responses")
+                if path.hasPrefix("/api/admin") {
+                    #expect(operation["security"]?.items?.first?["adminToken"] != nil, "\(method) \(path): security")
+                    #expect(operation["responses"]?["401"] != nil, "\(method) \(path): 401")
+                }
+            }
+        }
+    }
+
+    @Test("the spec and the router describe exactly the same routes")
+    func specMatchesRouter() async throws {
+        try await RunningHerald.with { herald in
+            let router = Set(HeraldApplication.routeTable(context: herald.application.context).map {
+                "\($0.method.uppercased()) \(Self.normalized($0.template))"
+            })
+            var documented: Set<String> = []
+            for pathEntry in try Self.spec()["paths"]?.pairs ?? [] {
+                for operationEntry in pathEntry.value.pairs ?? [] where Self.operationKeys.contains(operationEntry.key) {
+                    documented.insert("\(operationEntry.key.uppercased()) \(Self.normalized(pathEntry.key))")
+                }
+            }
+            #expect(router.subtracting(documented).sorted() == [], "routes missing from openapi/herald.yaml")
+            #expect(documented.subtracting(router).sorted() == [], "documented routes the router lacks")
+        }
+    }
+
+    @Test("GET /api-docs/openapi.yaml serves the document as application/yaml")
+    func served() async throws {
+        try await RunningHerald.with { herald in
+            let response = try herald.client.send("GET", "/api-docs/openapi.yaml")
+            #expect(response.status == 200)
+            #expect(response.header("Content-Type")?.hasPrefix("application/yaml") == true)
+            #expect(response.body == Array(try Data(contentsOf: Self.specURL)))
+        }
+    }
+}
