@@ -76,6 +76,18 @@ struct RealmStoreTests {
         }
     }
 
+    @Test("a disabled realm is hidden from public lookups but not from admin reads")
+    func enabledRealm() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(id: "acme", changes: RealmChanges(enabled: false), context: admin)
+            #expect(try await test.realms.enabledRealm("acme") == nil)
+            #expect(try await test.realms.realm("acme")?.enabled == false)
+            _ = try await test.realms.update("acme", changes: RealmChanges(enabled: true), context: admin)
+            #expect(try await test.realms.enabledRealm("acme")?.id == "acme")
+            #expect(try await test.realms.enabledRealm("nope") == nil)
+        }
+    }
+
     @Test("updating or deleting an unknown realm is not found")
     func unknownRealm() async throws {
         try await TestDatabase.with { test throws in

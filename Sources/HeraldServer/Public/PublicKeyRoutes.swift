@@ -13,7 +13,7 @@ struct PublicKeyRoutes: RouteGroup {
         let keyRing = SigningKeyRing(database: context.database, masterKey: context.masterKey, now: context.now)
         router.add("GET", "/api/oauth/:realm/jwks.json", endpoint.handler { request in
             let realmID = request.parameter("realm")
-            guard let realm = try await realms.realm(realmID), realm.enabled else { throw APIError.notFound("Realm") }
+            guard let realm = try await realms.enabledRealm(realmID) else { throw APIError.notFound("Realm") }
             let document = JWKSet.document(try await keyRing.publishedKeys(realmID: realm.id))
             // Short caching: verifiers refetch on an unknown kid anyway, and rotation publishes
             // the new key before it signs anything it cannot verify.

@@ -49,6 +49,13 @@ public struct RealmStore: Sendable {
         return try await database.read { db in try Self.load(db, id: id) }
     }
 
+    /// The realm when it exists and is enabled — what every public route serves; a disabled
+    /// realm answers like an unknown one (404).
+    public func enabledRealm(_ id: String) async throws -> Realm? {
+        guard let realm = try await realm(id), realm.enabled else { return nil }
+        return realm
+    }
+
     /// Realms ordered by id.
     public func list(page: PageRequest = .first) async throws -> Page<Realm> {
         let after = try page.cursor.map { cursor throws(RealmsError) in try ListCursor.decode(cursor, list: "realms") }
