@@ -1,0 +1,28 @@
+import Foundation
+import Storage
+
+/// Opens the configured database, creating the SQLite folder when it is missing and
+/// refusing one that cannot be written, each with one clear line.
+enum DatabaseOpener {
+    static func open(_ location: DatabaseLocation) throws(ConfigurationError) -> any Database {
+        switch location {
+        case .sqlite(let path):
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                throw ConfigurationError("cannot create the data folder \(folder)")
+            }
+            guard access(folder, W_OK) == 0 else {
+                throw ConfigurationError("the data folder \(folder) is not writable")
+            }
+            do {
+                return try SQLiteDatabase(path: path)
+            } catch {
+                throw ConfigurationError("cannot open the SQLite database \(path): \(error.message)")
+            }
+        case .postgres:
+            throw ConfigurationError("PostgreSQL is not supported by this build yet; use sqlite:PATH")
+        }
+    }
+}

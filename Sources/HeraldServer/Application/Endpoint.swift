@@ -1,0 +1,24 @@
+import HTTPServer
+
+/// Adapts a throwing Herald handler to the HTTP layer: an `APIError` becomes the error
+/// envelope; any other error is logged (type only — its text may quote input) and answered
+/// 500 without internals.
+struct Endpoint {
+    let logger: Logger
+
+    func handler(_ body: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) -> HTTPHandler {
+        let logger = self.logger
+        return { request in
+            do {
+                return try await body(request)
+            } catch let error as APIError {
+                return ErrorEnvelope.response(error, requestID: request.requestID)
+            } catch {
+                logger.error("unhandled_error", ["route": .string(request.routeTemplate ?? "unmatched"),
+                                                 "requestId": .string(request.requestID),
+                                                 "errorType": .string(String(describing: type(of: error)))])
+                return ErrorEnvelope.response(.internalError, requestID: request.requestID)
+            }
+        }
+    }
+}

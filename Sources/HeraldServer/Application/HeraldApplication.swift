@@ -1,0 +1,97 @@
+import Foundation
+import HTTPServer
+import JOSE
+import Storage
+
+/// A running Herald: the database (migrated), the routes and the HTTP server around them.
+public final class HeraldApplication: Sendable {
+    public let context: HeraldContext
+    private let server: HTTPServer
+
+    /// Opens the database, applies every module's migrations and builds the routes; call
+    /// `start()` to begin serving. Configuration problems throw `ConfigurationError`.
+    public static func open(configuration: HeraldConfiguration, logger: Logger,
+                            now: @escaping @Sendable () -> Date = { Date() }) async throws -> HeraldApplication {
+        let database = try await openDatabase(configuration: configuration)
+        do {
+            let masterKey = try MasterKeyLoader.load(configuration: configuration)
+            let context = HeraldContext(configuration: configuration, database: database, masterKey: masterKey,
+                                        logger: logger, now: now,
+                                        clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
+                                        metrics: HeraldMetrics())
+            try await HeraldBootstrap.run(context: context)
+            return HeraldApplication(context: context)
+        } catch {
+            await database.close()
+            throw error
+        }
+    }
+
+    /// Opens the configured database and applies every module's migrations (also `herald migrate`).
+    public static func openDatabase(configuration: HeraldConfiguration) async throws -> any Database {
+        let database = try DatabaseOpener.open(configuration.database)
+        do {
+            try await database.migrate(HeraldMigrations.all)
+        } catch {
+            await database.close()
+            throw error
+        }
+        return database
+    }
+
+    private init(context: HeraldContext) {
+        self.context = context
+        let endpoint = Endpoint(logger: context.logger)
+        var router = Router()
+        for group in HeraldApplication.routeGroups(context: context) {
+            group.register(in: &router, endpoint: endpoint)
+        }
+        var serverConfiguration = HTTPServerConfiguration()
+        serverConfiguration.host = context.configuration.host
+        serverConfiguration.port = context.configuration.port
+        let logger = context.logger
+        let metrics = context.metrics
+        server = HTTPServer(
+            configuration: serverConfiguration, router: router,
+            errorResponder: { status, request in
+                ErrorEnvelope.response(.forServerStatus(status), requestID: request.requestID)
+            },
+            accessLog: { entry in
+                metrics.recordRequest(route: entry.route, status: entry.status, durationSeconds: entry.durationSeconds)
+                logger.info("request", ["method": .string(entry.method), "route": .string(entry.route),
+                                        "status": .int(entry.status),
+                                        "durationMs": .double((entry.durationSeconds * 100_000).rounded() / 100),
+                                        "requestId": .string(entry.requestID)])
+            })
+    }
+
+    /// Every route group, in registration order.
+    static func routeGroups(context: HeraldContext) -> [any RouteGroup] {
+        [OpsRoutes(context: context)]
+    }
+
+    /// The routes the server answers, for the OpenAPI agreement test.
+    public static func routeTable(context: HeraldContext) -> [(method: String, template: String)] {
+        var router = Router()
+        for group in routeGroups(context: context) {
+            group.register(in: &router, endpoint: Endpoint(logger: context.logger))
+        }
+        return router.routes
+    }
+
+    /// Binds the port and starts serving.
+    public func start() throws {
+        try server.start()
+        context.logger.info("listening", ["host": .string(context.configuration.host), "port": .int(Int(server.boundPort))])
+    }
+
+    /// The bound port (useful when configured with port 0 in tests).
+    public var port: UInt16 { server.boundPort }
+
+    /// Stops accepting, finishes in-flight requests, then closes the database.
+    public func shutdown() async {
+        await server.shutdown()
+        await context.database.close()
+        context.logger.info("stopped")
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+import JOSE
+import Storage
+import HTTPServer
+
+/// What route groups share: configuration, the database, the master key, the clock, logging.
+public struct HeraldContext: Sendable {
+    public let configuration: HeraldConfiguration
+    public let database: any Database
+    public let masterKey: MasterKey
+    public let logger: Logger
+    public let now: @Sendable () -> Date
+    public let clientAddresses: ClientAddressResolver
+    public let metrics: HeraldMetrics
+
+    /// Current time as unix seconds, the unit stored everywhere.
+    public var unixNow: Int64 { Int64(now().timeIntervalSince1970) }
+
+    /// Realm `realmID`'s issuer: `{publicURL}/api/oauth/{realmID}`.
+    public func issuer(realmID: String) -> String { "\(configuration.publicURL)/api/oauth/\(realmID)" }
+}
+
+/// A set of routes registered together (ops, admin, public OAuth, session API).
+protocol RouteGroup {
+    func register(in router: inout Router, endpoint: Endpoint)
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Storage
+
+/// Everything `herald serve` needs to run, read from flags over environment over defaults.
+public struct HeraldConfiguration: Sendable, Equatable {
+    public var host: String = "127.0.0.1"
+    public var port: UInt16 = 8080
+    /// Base of every issuer (`{publicURL}/api/oauth/{realm}`), without a trailing slash.
+    public var publicURL: String
+    public var database: DatabaseLocation = .sqlite(path: "./data/herald.db")
+    /// 32-byte key that encrypts secrets at rest; nil → the key file beside the SQLite database.
+    public var masterKey: String?
+    /// Bootstrap admin token from the environment (≥ 32 characters), registered as "env".
+    public var adminToken: String?
+    public var appleJWKSURL: String = "https://appleid.apple.com/auth/keys"
+    public var trustedProxies: [String] = []
+    public var logLevel: LogLevel = .info
+
+    public init() {
+        publicURL = "http://127.0.0.1:8080"
+    }
+
+    /// The variables `herald serve` reads, by environment name and flag.
+    static let settings: [(env: String, flag: String?)] = [
+        ("HERALD_HOST", "--host"), ("HERALD_PORT", "--port"), ("HERALD_PUBLIC_URL", "--public-url"),
+        ("HERALD_DATABASE", "--database"), ("HERALD_MASTER_KEY", nil), ("HERALD_ADMIN_TOKEN", nil),
+        ("HERALD_APPLE_JWKS_URL", "--apple-jwks-url"), ("HERALD_TRUSTED_PROXIES", "--trusted-proxies"),
+        ("HERALD_LOG_LEVEL", "--log-level"),
+    ]
+
+    /// Reads flags (`--port 9000` or `--port=9000`) over environment variables over defaults.
+    /// Throws a `ConfigurationError` whose message is one clear line for the operator.
+    public static func load(arguments: [String], environment: [String: String]) throws(ConfigurationError) -> HeraldConfiguration {
+        var values: [String: String] = [:]
+        for (env, _) in settings {
+            if let value = environment[env], !value.isEmpty { values[env] = value }
+        }
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            let name: String
+            let inlineValue: String?
+            if let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            } else {
+                name = argument
+                inlineValue = nil
+            }
+            guard let setting = settings.first(where: { $0.flag == name }) else {
+                throw ConfigurationError("unknown option '\(name)'")
+            }
+            if let inlineValue {
+                values[setting.env] = inlineValue
+                index += 1
+            } else {
+                guard index + 1 < arguments.count else { throw ConfigurationError("option '\(name)' needs a value") }
+                values[setting.env] = arguments[index + 1]
+                index += 2
+            }
+        }
+        return try HeraldConfiguration(values: values)
+    }
+
+    init(values: [String: String]) throws(ConfigurationError) {
+        self.init()
+        if let host = values["HERALD_HOST"] {
+            guard HeraldConfiguration.isIPAddress(host) else {
+                throw ConfigurationError("HERALD_HOST must be an IPv4 or IPv6 address, got '\(host.prefix(64))'")
+            }
+            self.host = host
+        }
+        if let port = values["HERALD_PORT"] {
+            guard let number = UInt16(port), number > 0 else {
+                throw ConfigurationError("HERALD_PORT must be a number from 1 to 65535, got '\(port.prefix(32))'")
+            }
+            self.port = number
+        }
+        if let url = values["HERALD_PUBLIC_URL"] {
+            guard let parsed = URL(string: url), let scheme = parsed.scheme, ["http", "https"].contains(scheme),
+                  parsed.host != nil, parsed.query == nil, parsed.fragment == nil else {
+                throw ConfigurationError("HERALD_PUBLIC_URL must be an absolute http(s) URL without query or fragment")
+            }
+            publicURL = url.hasSuffix("/") ? String(url.dropLast()) : url
+        } else {
+            let hostPart = host.contains(":") ? "[\(host)]" : host
+            publicURL = "http://\(hostPart):\(port)"
+        }
+        if let database = values["HERALD_DATABASE"] {
+            do {
+                self.database = try DatabaseLocation(parsing: database)
+            } catch {
+                throw ConfigurationError("HERALD_DATABASE: \(error.message)")
+            }
+        }
+        masterKey = values["HERALD_MASTER_KEY"]
+        if let token = values["HERALD_ADMIN_TOKEN"] {
+            guard token.count >= 32, token.count <= 512 else {
+                throw ConfigurationError("HERALD_ADMIN_TOKEN must be 32 to 512 characters long")
+            }
+            adminToken = token
+        }
+        if let jwks = values["HERALD_APPLE_JWKS_URL"] {
+            guard let parsed = URL(string: jwks), let scheme = parsed.scheme, ["http", "https"].contains(scheme),
+                  parsed.host != nil else {
+                throw ConfigurationError("HERALD_APPLE_JWKS_URL must be an absolute http(s) URL")
+            }
+            appleJWKSURL = jwks
+        }
+        if let proxies = values["HERALD_TRUSTED_PROXIES"] {
+            let entries = proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            for entry in entries where IPAddressRange(cidr: entry) == nil {
+                throw ConfigurationError("HERALD_TRUSTED_PROXIES: '\(entry.prefix(64))' is not an IP address or CIDR range")
+            }
+            trustedProxies = entries
+        }
+        if let level = values["HERALD_LOG_LEVEL"] {
+            guard let parsed = LogLevel(rawValue: level.lowercased()) else {
+                throw ConfigurationError("HERALD_LOG_LEVEL must be one of debug, info, warning, error")
+            }
+            logLevel = parsed
+        }
+    }
+
+    static func isIPAddress(_ text: String) -> Bool {
+        IPAddressRange(cidr: text) != nil && !text.contains("/")
+    }
+}
+
+/// A configuration problem, described in one line for the operator (never echoes secrets).
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import HTTPServer
+import JOSE
+
+extension HTTPResponse {
+    /// A JSON response from an `Encodable` value (camelCase keys as declared).
+    static func json<Value: Encodable>(status: Int = 200, _ value: Value, noStore: Bool = false) -> HTTPResponse {
+        let body: [UInt8]
+        do {
+            body = Array(try JSONBodyEncoder.shared.encode(value))
+        } catch {
+            // Encoding our own value types cannot fail; if it ever does, answer a bare 500.
+            return HTTPResponse(status: 500, headers: HTTPHeaders([("Content-Type", "application/json")]),
+                                body: Array(#"{"status":500,"code":"internal_error","message":"Internal server error"}"#.utf8))
+        }
+        var headers = HTTPHeaders([("Content-Type", "application/json")])
+        if noStore {
+            headers.set("Cache-Control", "no-store")
+            headers.set("Pragma", "no-cache")
+        }
+        return HTTPResponse(status: status, headers: headers, body: body)
+    }
+
+    /// A plain-text response (Prometheus metrics, YAML).
+    static func text(_ text: String, contentType: String, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", contentType)]), body: Array(text.utf8))
+    }
+}
+
+/// One configured encoder: JSONEncoder is thread-safe for `encode`, and reusing it avoids
+/// rebuilding its options per response.
+enum JSONBodyEncoder {
+    static let shared: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Synchronization
+
+/// Severity of a log line; lines below the configured level are dropped.
+public enum LogLevel: String, Sendable, Comparable, CaseIterable {
+    case debug, info, warning, error
+
+    private var rank: Int { LogLevel.allCases.firstIndex(of: self)! }
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
+}
+
+/// A value in a structured log line. Deliberately no "any Encodable": callers must say what
+/// they log, which keeps tokens, secrets and emails out by construction at each call site.
+public enum LogValue: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+    case string(String), int(Int), double(Double), bool(Bool)
+
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .int(value) }
+}
+
+/// Writes JSON lines (one object per event) to a sink, stderr by default.
+public struct Logger: Sendable {
+    public typealias Sink = @Sendable (String) -> Void
+
+    public let level: LogLevel
+    private let sink: Sink
+    private let now: @Sendable () -> Date
+
+    public init(level: LogLevel, now: @escaping @Sendable () -> Date = { Date() }, sink: @escaping Sink = Logger.standardError) {
+        self.level = level
+        self.sink = sink
+        self.now = now
+    }
+
+    /// Writes `event` with `fields` when `level` is enabled.
+    public func log(_ level: LogLevel, _ event: String, _ fields: KeyValuePairs<String, LogValue> = [:]) {
+        guard level >= self.level else { return }
+        var line = "{\"ts\":\"\(Logger.timestamp(now()))\",\"level\":\"\(level.rawValue)\",\"event\":"
+        Logger.appendJSONString(event, to: &line)
+        for (key, value) in fields {
+            line.append(",")
+            Logger.appendJSONString(key, to: &line)
+            line.append(":")
+            switch value {
+            case .string(let text): Logger.appendJSONString(text, to: &line)
+            case .int(let number): line.append(String(number))
+            case .double(let number): line.append(number.isFinite ? String(number) : "null")
+            case .bool(let flag): line.append(flag ? "true" : "false")
+            }
+        }
+        line.append("}")
+        sink(line)
+    }
+
+    public func debug(_ event: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.debug, event, fields) }
+    public func info(_ event: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.info, event, fields) }
+    public func warning(_ event: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.warning, event, fields) }
+    public func error(_ event: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.error, event, fields) }
+
+    /// The default sink: one write(2) per line so concurrent lines never interleave.
+    public static let standardError: Sink = { line in
+        let bytes = Array((line + "\n").utf8)
+        bytes.withUnsafeBytes { buffer in
+            _ = write(2, buffer.baseAddress, buffer.count)
+        }
+    }
+
+    private static func timestamp(_ date: Date) -> String {
+        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let seconds = millis / 1000
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                      Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+                      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(millis % 1000))
+    }
+
+    static func appendJSONString(_ text: String, to line: inout String) {
+        line.append("\"")
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": line.append("\\\"")
+            case "\\": line.append("\\\\")
+            case "\n": line.append("\\n")
+            case "\r": line.append("\\r")
+            case "\t": line.append("\\t")
+            case _ where scalar.value < 0x20:
+                line.append(String(format: "\\u%04x", scalar.value))
+            default: line.unicodeScalars.append(scalar)
+            }
+        }
+        line.append("\"")
+    }
+}
+
+/// Collects log lines in memory; tests use it to assert log hygiene.
+public final class LogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    public init() {}
+
+    public var sink: Logger.Sink { { [self] line in self.lines.withLock { $0.append(line) } } }
+    public var captured: [String] { lines.withLock { $0 } }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Synchronization
+
+/// Process-wide counters and latency histograms, rendered in the Prometheus text format at
+/// `GET /metrics`. One mutex guards plain dictionaries: the critical sections are a few
+/// increments, far cheaper than the request they describe.
+public final class HeraldMetrics: Sendable {
+    /// Upper bounds (seconds) of the latency histogram buckets.
+    static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
+    private struct Histogram {
+        var bucketCounts = [Int](repeating: 0, count: HeraldMetrics.latencyBuckets.count)
+        var count = 0
+        var sum = 0.0
+    }
+
+    private struct State {
+        var requests: [LabelSet: Int] = [:]
+        var latency: [String: Histogram] = [:]
+        var logins: [LabelSet: Int] = [:]
+    }
+
+    /// Sorted label pairs, usable as a dictionary key.
+    private struct LabelSet: Hashable, Comparable {
+        let pairs: [String]
+        init(_ labels: KeyValuePairs<String, String>) {
+            pairs = labels.map { "\($0.key)=\"\(HeraldMetrics.escape($0.value))\"" }
+        }
+        var rendered: String { pairs.joined(separator: ",") }
+        static func < (lhs: LabelSet, rhs: LabelSet) -> Bool { lhs.rendered < rhs.rendered }
+    }
+
+    private let state = Mutex(State())
+    /// Extra sources rendered after Herald's own (e.g. the Apple JWKS client's counters).
+    private let collectors: [@Sendable () -> String]
+
+    public init(collectors: [@Sendable () -> String] = []) {
+        self.collectors = collectors
+    }
+
+    /// Counts one HTTP request by route template and status, and its latency by route.
+    public func recordRequest(route: String, status: Int, durationSeconds: Double) {
+        state.withLock { state in
+            state.requests[LabelSet(["route": route, "status": String(status)]), default: 0] += 1
+            var histogram = state.latency[route] ?? Histogram()
+            if let bucket = HeraldMetrics.latencyBuckets.firstIndex(where: { durationSeconds <= $0 }) {
+                histogram.bucketCounts[bucket] += 1
+            }
+            histogram.count += 1
+            histogram.sum += durationSeconds
+            state.latency[route] = histogram
+        }
+    }
+
+    /// Counts one login attempt by provider, outcome (`success`, `rejected`, `error`) and reason.
+    public func recordLogin(provider: String, outcome: String, reason: String) {
+        state.withLock { state in
+            state.logins[LabelSet(["provider": provider, "outcome": outcome, "reason": reason]), default: 0] += 1
+        }
+    }
+
+    /// The Prometheus text exposition of every metric.
+    public func render() -> String {
+        var text = ""
+        state.withLock { state in
+            text += "# HELP herald_http_requests_total HTTP requests by route template and status.\n"
+            text += "# TYPE herald_http_requests_total counter\n"
+            for (labels, count) in state.requests.sorted(by: { $0.key < $1.key }) {
+                text += "herald_http_requests_total{\(labels.rendered)} \(count)\n"
+            }
+            text += "# HELP herald_http_request_duration_seconds Request latency by route template.\n"
+            text += "# TYPE herald_http_request_duration_seconds histogram\n"
+            for (route, histogram) in state.latency.sorted(by: { $0.key < $1.key }) {
+                let label = "route=\"\(HeraldMetrics.escape(route))\""
+                var cumulative = 0
+                for (index, bound) in HeraldMetrics.latencyBuckets.enumerated() {
+                    cumulative += histogram.bucketCounts[index]
+                    text += "herald_http_request_duration_seconds_bucket{\(label),le=\"\(bound)\"} \(cumulative)\n"
+                }
+                text += "herald_http_request_duration_seconds_bucket{\(label),le=\"+Inf\"} \(histogram.count)\n"
+                text += "herald_http_request_duration_seconds_sum{\(label)} \(histogram.sum)\n"
+                text += "herald_http_request_duration_seconds_count{\(label)} \(histogram.count)\n"
+            }
+            text += "# HELP herald_logins_total Login attempts by provider, outcome and reason.\n"
+            text += "# TYPE herald_logins_total counter\n"
+            for (labels, count) in state.logins.sorted(by: { $0.key < $1.key }) {
+                text += "herald_logins_total{\(labels.rendered)} \(count)\n"
+            }
+        }
+        for collector in collectors { text += collector() }
+        return text
+    }
+
+    static func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}

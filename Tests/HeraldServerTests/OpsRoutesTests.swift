@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+@testable import HeraldServer
+
+@Suite struct OpsRoutesTests {
+    @Test func healthzAndReadyzAnswer() async throws {
+        try await RunningHerald.with { herald in
+            let health = try herald.client.send("GET", "/healthz")
+            #expect(health.status == 200)
+            #expect(health.json["status"]?.stringValue == "ok")
+            let ready = try herald.client.send("GET", "/readyz")
+            #expect(ready.status == 200)
+            #expect(ready.json["status"]?.stringValue == "ready")
+        }
+    }
+
+    @Test func everyResponseCarriesARequestID() async throws {
+        try await RunningHerald.with { herald in
+            let echoed = try herald.client.send("GET", "/healthz", headers: [("X-Request-Id", "abc-123")])
+            #expect(echoed.header("X-Request-Id") == "abc-123")
+            let generated = try herald.client.send("GET", "/nope", headers: [("X-Request-Id", "bad id with spaces")])
+            let id = try #require(generated.header("X-Request-Id"))
+            #expect(id != "bad id with spaces" && !id.isEmpty)
+        }
+    }
+
+    @Test func unknownRouteAnswersTheErrorEnvelope() async throws {
+        try await RunningHerald.with { herald in
+            let response = try herald.client.send("GET", "/no/such/route", headers: [("X-Request-Id", "r-1")])
+            #expect(response.status == 404)
+            #expect(response.json["code"]?.stringValue == "not_found")
+            #expect(response.json["status"]?.doubleValue == 404)
+            #expect(response.json["requestId"]?.stringValue == "r-1")
+            let wrongMethod = try herald.client.send("DELETE", "/healthz")
+            #expect(wrongMethod.status == 405)
+            #expect(wrongMethod.json["code"]?.stringValue == "method_not_allowed")
+        }
+    }
+
+    @Test func oversizeBodyIs413WithEnvelope() async throws {
+        try await RunningHerald.with { herald in
+            let response = try herald.client.send("POST", "/healthz", body: [UInt8](repeating: 65, count: 70_000))
+            #expect(response.status == 413)
+            #expect(response.json["code"]?.stringValue == "payload_too_large")
+        }
+    }
+
+    @Test func accessLogNamesRouteTemplateOnly() async throws {
+        try await RunningHerald.with { herald in
+            _ = try herald.client.send("GET", "/healthz?secret=do-not-log")
+            let lines = herald.logs.captured.filter { $0.contains("\"event\":\"request\"") }
+            #expect(lines.contains { $0.contains("\"route\":\"/healthz\"") && $0.contains("\"status\":200") })
+            #expect(!herald.logs.captured.joined().contains("do-not-log"))
+        }
+    }
+
+    @Test func masterKeyFileIsCreatedOwnerOnly() async throws {
+        try await RunningHerald.with { herald in
+            let path = herald.folder.path + "/herald.key"
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            let permissions = try #require(attributes[.posixPermissions] as? NSNumber)
+            #expect(permissions.intValue & 0o777 == 0o600)
+        }
+    }
+}
+
+@Suite struct MetricsTests {
+    @Test func metricsCountRequestsByRouteAndStatus() async throws {
+        try await RunningHerald.with { herald in
+            _ = try herald.client.send("GET", "/healthz")
+            _ = try herald.client.send("GET", "/healthz")
+            _ = try herald.client.send("GET", "/missing")
+            let response = try herald.client.send("GET", "/metrics")
+            #expect(response.status == 200)
+            #expect(response.text.contains(#"herald_http_requests_total{route="/healthz",status="200"} 2"#))
+            #expect(response.text.contains(#"herald_http_requests_total{route="unmatched",status="404"} 1"#))
+            #expect(response.text.contains(#"herald_http_request_duration_seconds_count{route="/healthz"} 2"#))
+        }
+    }
+
+    @Test func histogramBucketsAreCumulative() {
+        let metrics = HeraldMetrics()
+        metrics.recordRequest(route: "/x", status: 200, durationSeconds: 0.002)
+        metrics.recordRequest(route: "/x", status: 200, durationSeconds: 0.2)
+        let text = metrics.render()
+        #expect(text.contains(#"herald_http_request_duration_seconds_bucket{route="/x",le="0.0025"} 1"#))
+        #expect(text.contains(#"herald_http_request_duration_seconds_bucket{route="/x",le="0.25"} 2"#))
+        #expect(text.contains(#"herald_http_request_duration_seconds_bucket{route="/x",le="+Inf"} 2"#))
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import HeraldServer
+import JOSE
+import Storage
+
+/// A real Herald on 127.0.0.1 with an ephemeral port and its own SQLite file in a temp
+/// folder; logs are captured so tests can assert what was (not) logged.
+final class RunningHerald: Sendable {
+    let application: HeraldApplication
+    let folder: URL
+    let logs: LogCapture
+    let client: TestHTTPClient
+
+    static let adminToken = "test-admin-token-0123456789abcdef0123456789"
+
+    /// Starts a server; `configure` adjusts the configuration (e.g. the Apple JWKS URL).
+    static func start(configure: (inout HeraldConfiguration) -> Void = { _ in },
+                      now: @escaping @Sendable () -> Date = { Date() }) async throws -> RunningHerald {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var configuration = try HeraldConfiguration.load(
+            arguments: ["--port", "1", "--database", "sqlite:\(folder.path)/herald.db"],
+            environment: ["HERALD_ADMIN_TOKEN": adminToken, "HERALD_LOG_LEVEL": "debug"])
+        configuration.port = 0
+        configure(&configuration)
+        let logs = LogCapture()
+        let application = try await HeraldApplication.open(configuration: configuration,
+                                                           logger: Logger(level: .debug, sink: logs.sink), now: now)
+        try application.start()
+        return RunningHerald(application: application, folder: folder, logs: logs)
+    }
+
+    private init(application: HeraldApplication, folder: URL, logs: LogCapture) {
+        self.application = application
+        self.folder = folder
+        self.logs = logs
+        self.client = TestHTTPClient(port: application.port)
+    }
+
+    var databasePath: String { folder.path + "/herald.db" }
+
+    /// Shuts the server down and removes its files.
+    func stop() async {
+        await application.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Runs `body` against a fresh server and always stops it afterwards.
+    static func with<T>(configure: (inout HeraldConfiguration) -> Void = { _ in },
+                        now: @escaping @Sendable () -> Date = { Date() },
+                        _ body: (RunningHerald) async throws -> T) async throws -> T {
+        let herald = try await start(configure: configure, now: now)
+        do {
+            let result = try await body(herald)
+            await herald.stop()
+            return result
+        } catch {
+            await herald.stop()
+            throw error
+        }
+    }
+}
