@@ -1,9 +1,11 @@
+import Realms
 import Storage
+import TokenIssuer
 
 /// Every module's migrations, in dependency order (a module's tables may reference the
 /// tables of modules listed before it).
 enum HeraldMigrations {
     static var all: [Migration] {
-        []
+        RealmsSchema.migrations + TokenIssuerSchema.migrations
     }
 }
