@@ -67,7 +67,8 @@ public final class HeraldApplication: Sendable {
 
     /// Every route group, in registration order.
     static func routeGroups(context: HeraldContext) -> [any RouteGroup] {
-        [OpsRoutes(context: context), OpenAPIRoutes(), PublicKeyRoutes(context: context), AdminRoutes(context: context)]
+        [OpsRoutes(context: context), OpenAPIRoutes(), PublicKeyRoutes(context: context), AdminRoutes(context: context),
+         OAuthRoutes(context: context)]
     }
 
     /// The routes the server answers, for the OpenAPI agreement test.

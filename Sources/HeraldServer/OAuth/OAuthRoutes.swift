@@ -1,0 +1,29 @@
+import Grants
+import HTTPServer
+import JOSE
+import Realms
+
+/// The OAuth / OIDC protocol routes of a realm for third-party backends: discovery,
+/// authorize (code + PKCE), token, userinfo, revoke, introspect.
+struct OAuthRoutes: RouteGroup {
+    let context: HeraldContext
+
+    func register(in router: inout Router, endpoint: Endpoint) {
+        let context = self.context
+        let realms = RealmStore(database: context.database, now: context.now)
+        let authorize = AuthorizeEndpoint(context: context, realms: realms,
+                                          clients: ClientAppStore(database: context.database, now: context.now),
+                                          downstream: DownstreamAuthorizations(database: context.database, now: context.now))
+        router.add("GET", "/api/oauth/:realm/authorize", endpoint.handler { request in
+            try await authorize.handle(request)
+        })
+        router.add("GET", "/api/oauth/:realm/.well-known/openid-configuration", endpoint.handler { request in
+            guard let realm = try await realms.enabledRealm(request.parameter("realm")) else {
+                throw APIError.notFound("Realm")
+            }
+            var response = HTTPResponse.json(DiscoveryDocument.document(issuer: context.issuer(realmID: realm.id), realm: realm))
+            response.headers.set("Cache-Control", "public, max-age=300")
+            return response
+        })
+    }
+}

@@ -1,0 +1,120 @@
+import Dispatch
+import Foundation
+import Grants
+import JOSE
+import Synchronization
+@testable import HeraldServer
+
+/// A clock tests move by hand, so expiry is tested without sleeping.
+final class OAuthTestClock: Sendable {
+    private let seconds: Mutex<TimeInterval>
+
+    init(_ start: TimeInterval = 1_800_000_000) { seconds = Mutex(start) }
+
+    var now: @Sendable () -> Date { { [self] in Date(timeIntervalSince1970: seconds.withLock { $0 }) } }
+
+    func advance(_ delta: TimeInterval) { seconds.withLock { $0 += delta } }
+}
+
+/// Runs a blocking socket call on a Dispatch thread: `TestHTTPClient` blocks in `recv`, and on
+/// a 2-core machine two tests blocking the cooperative pool starve the server's handlers.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}
+
+extension RunningHerald {
+    /// An HTTP request sent from a Dispatch thread (see `offPool`).
+    func request(_ method: String, _ path: String, headers: [(String, String)] = [],
+                 body: [UInt8] = []) async throws -> TestHTTPClient.Response {
+        let client = self.client
+        return try await offPool { try client.send(method, path, headers: headers, body: body) }
+    }
+
+    /// An admin request sent from a Dispatch thread.
+    func adminRequest(_ method: String, _ path: String, json: JSONValue? = nil) async throws -> TestHTTPClient.Response {
+        try await offPool { try self.admin(method, path, json: json) }
+    }
+}
+
+/// A realm with a login page, a public and a confidential third-party client.
+struct OAuthFixture {
+    static let realm = "acme"
+    static let loginURL = "https://login.acme.example/start"
+    static let publicClient = "acme-spa"
+    static let confidentialClient = "acme-backend"
+    static let otherClient = "other-backend"
+    static let redirect = "https://app.acme.example/callback"
+    static let otherRedirect = "https://other.example/cb"
+    static let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk0123456789"
+    static var challenge: String { PKCE.challenge(for: verifier) }
+
+    let herald: RunningHerald
+    /// The confidential client's secret.
+    let secret: String
+    /// The other (confidential) client's secret.
+    let otherSecret: String
+
+    /// Creates the realm and clients through the admin API.
+    static func make(_ herald: RunningHerald, realmFields: [String: JSONValue] = ["loginUrl": .string(loginURL)]) async throws -> OAuthFixture {
+        _ = try await offPool { try herald.createRealm(realm, realmFields) }
+        func client(_ id: String, confidential: Bool, redirects: [String]) async throws -> String? {
+            let response = try await herald.adminRequest("POST", "/api/admin/realms/\(realm)/clients", json: .object([
+                "clientId": .string(id), "name": .string(id), "confidential": .bool(confidential),
+                "redirectUris": .array(redirects.map(JSONValue.string)),
+                "allowedScopes": ["openid", "profile", "email"],
+            ]))
+            guard response.status == 201 else { throw TestClientError("client \(id): \(response.status) \(response.text)") }
+            return response.json["clientSecret"]?.stringValue
+        }
+        _ = try await client(publicClient, confidential: false, redirects: [redirect, "https://app.acme.example/q?x=1"])
+        let secret = try await client(confidentialClient, confidential: true, redirects: [redirect])
+        let otherSecret = try await client(otherClient, confidential: true, redirects: [otherRedirect])
+        return OAuthFixture(herald: herald, secret: secret ?? "", otherSecret: otherSecret ?? "")
+    }
+
+    var issuer: String { herald.application.context.issuer(realmID: Self.realm) }
+
+    /// The /authorize query for `client`, with overrides (nil value removes a parameter).
+    static func authorizeQuery(client: String = publicClient, state: String = "st-123",
+                               _ overrides: [String: String?] = [:]) -> String {
+        var parameters: [(String, String)] = [
+            ("response_type", "code"), ("client_id", client), ("redirect_uri", redirect), ("state", state),
+            ("code_challenge", challenge), ("code_challenge_method", "S256"), ("scope", "openid email profile"),
+            ("nonce", "n-0S6_WzA2Mj"),
+        ]
+        for (name, value) in overrides {
+            if let index = parameters.firstIndex(where: { $0.0 == name }) {
+                if let value { parameters[index].1 = value } else { parameters.remove(at: index) }
+            } else if let value {
+                parameters.append((name, value))
+            }
+        }
+        return parameters.map { "\($0.0)=\(RedirectURI.encode($0.1))" }.joined(separator: "&")
+    }
+
+    func authorize(client: String = publicClient, state: String = "st-123", _ overrides: [String: String?] = [:],
+                   json: Bool = false) async throws -> TestHTTPClient.Response {
+        let headers = json ? [("Accept", "application/json")] : []
+        return try await herald.request("GET", "/api/oauth/\(Self.realm)/authorize?"
+                                      + Self.authorizeQuery(client: client, state: state, overrides), headers: headers)
+    }
+
+    /// The branch B step as the native-login route runs it.
+    func complete(client: String = publicClient, state: String = "st-123", accountID: String,
+                  authTime: Int64 = 1_800_000_000) async throws(GrantsError) -> String {
+        try await DownstreamAuthorizations(database: herald.application.context.database, now: herald.application.context.now)
+            .completeDownstream(realmID: Self.realm, issuer: issuer, clientID: client, state: state,
+                                accountID: accountID, authTime: authTime)
+    }
+}
+
+/// The query parameters of a URL (form-decoded), by name.
+func queryParameters(_ url: String) -> [String: String] {
+    guard let query = url.split(separator: "?", maxSplits: 1).dropFirst().first else { return [:] }
+    let withoutFragment = query.split(separator: "#", maxSplits: 1).first.map(String.init) ?? ""
+    var result: [String: String] = [:]
+    for pair in FormEncoding.decodePairs(Array(withoutFragment.utf8)) ?? [] { result[pair.name] = pair.value }
+    return result
+}
