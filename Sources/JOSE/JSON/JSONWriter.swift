@@ -1,0 +1,63 @@
+/// Compact, deterministic JSON serialization (sorted keys) for `JSONValue`.
+struct JSONWriter {
+    private(set) var output: [UInt8] = []
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .number(let number): writeNumber(number)
+        case .string(let string): writeString(string)
+        case .array(let elements):
+            output.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                write(element)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let members):
+            output.append(UInt8(ascii: "{"))
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                writeString(key)
+                output.append(UInt8(ascii: ":"))
+                write(members[key]!)
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private mutating func writeNumber(_ number: Double) {
+        // JSON has no NaN/Infinity; `null` is what JavaScript's JSON.stringify writes too.
+        guard number.isFinite else {
+            output.append(contentsOf: "null".utf8)
+            return
+        }
+        if number.rounded(.towardZero) == number, abs(number) <= 9_007_199_254_740_992 {
+            output.append(contentsOf: String(Int64(number)).utf8)
+        } else {
+            // Swift's description is the shortest round-tripping form and valid JSON ("1e-07", "0.1").
+            output.append(contentsOf: number.description.utf8)
+        }
+    }
+
+    mutating func writeString(_ string: String) {
+        output.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x00..<0x20:
+                output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                           Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0x0F)]])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,61 @@
+import Testing
+import JOSE
+
+@Suite("Strict JSON")
+struct JSONValueTests {
+    private func parse(_ text: String) throws(JOSEError) -> JSONValue { try JSONValue.parse(Array(text.utf8)) }
+
+    @Test func parsesAllValueKindsKeepingBooleansApartFromNumbers() throws {
+        let value = try parse(#" { "s":"x\u00e9\n\ud83d\ude00", "n":-12.5e1, "i":0, "t":true, "f":false, "z":null, "a":[1,"2",[]], "o":{} } "#)
+        #expect(value["s"] == .string("xé\n😀"))
+        #expect(value["n"] == .number(-125))
+        #expect(value["i"] == .number(0))
+        #expect(value["t"] == .bool(true))
+        #expect(value["t"]?.doubleValue == nil)
+        #expect(value["f"]?.boolValue == false)
+        #expect(value["i"]?.boolValue == nil)
+        #expect(value["z"]?.isNull == true)
+        #expect(value["a"] == .array([.number(1), .string("2"), .array([])]))
+        #expect(value["o"] == .object([:]))
+        #expect(try parse("1").int64Value == 1)
+        #expect(try parse("1.5").int64Value == nil)
+    }
+
+    @Test(arguments: [
+        #"{"a":1,"a":2}"#, #"{"a":{"b":1,"b":1}}"#, #"[{"x":true,"y":0,"x":false}]"#,
+    ])
+    func duplicateKeysAreMalformed(text: String) {
+        let error = #expect(throws: JOSEError.self) { try parse(text) }
+        #expect(error?.code == .malformed)
+    }
+
+    @Test(arguments: [
+        "", " ", "{", "}", "[1,]", #"{"a":1,}"#, #"{a:1}"#, "{'a':1}", "01", "-", "1.", ".5", "+1", "1e", "NaN", "Infinity",
+        "1e999", "tru", "nul", #""unterminated"#, "\"tab\there\"", #""\x""#, #""\ud800""#, #""\udc00x""#, #""\ud800\u0041""#,
+        "{} {}", "[1] x", "\u{FEFF}{}",
+    ])
+    func rejectsInvalidJSON(text: String) {
+        #expect(throws: JOSEError.self) { try parse(text) }
+    }
+
+    @Test func rejectsInvalidUTF8() {
+        #expect(throws: JOSEError.self) { try JSONValue.parse([0x22, 0xC3, 0x28, 0x22]) }
+        #expect(throws: JOSEError.self) { try JSONValue.parse([0x22, 0xFF, 0x22]) }
+    }
+
+    @Test func nestingIsCappedAt64() throws {
+        let deepest = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+        _ = try parse(deepest)
+        let tooDeep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
+        #expect(throws: JOSEError.self) { try parse(tooDeep) }
+        let hostile = String(repeating: #"{"a":"#, count: 100_000)
+        #expect(throws: JOSEError.self) { try parse(hostile) }
+    }
+
+    @Test func serializesCompactlyWithSortedKeysAndIntegralNumbers() throws {
+        let value: JSONValue = ["b": [true, nil, 1_300_819_380, 0.5, -3], "a": "q\"\\\n\u{1}é"]
+        let text = String(decoding: value.serialized(), as: UTF8.self)
+        #expect(text == #"{"a":"q\"\\\n\u0001é","b":[true,null,1300819380,0.5,-3]}"#)
+        #expect(try JSONValue.parse(value.serialized()) == value)
+    }
+}
