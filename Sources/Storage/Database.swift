@@ -1,0 +1,33 @@
+/// A store that runs SQL transactions: SQLite now (`SQLiteDatabase`), PostgreSQL later.
+///
+/// Bodies are synchronous closures that run on a thread owned by the database, never on
+/// Swift's cooperative pool, so blocking database calls do not starve other tasks. A body
+/// runs to completion once started, even if the calling task is cancelled. Keep bodies short
+/// and free of waiting on anything else (network, other tasks): a write body holds the one
+/// writer for its whole duration.
+///
+/// ```swift
+/// let id = try await database.write { db in
+///     try db.queryOne("INSERT INTO realm (name) VALUES (?) RETURNING id", .text(name))?.int("id")
+/// }
+/// ```
+///
+/// SQL that must also run on PostgreSQL: `?` placeholders, `RETURNING`, `ON CONFLICT … DO
+/// UPDATE/NOTHING`, INTEGER/BIGINT for integers, times as Int64 unix seconds, booleans as
+/// INTEGER 0/1, bytes as BLOB. Each module owns its tables and registers its own
+/// `Migration`s (module name, versions 1, 2, …); the server passes all of them to `migrate`
+/// once at start.
+public protocol Database: Sendable {
+    /// Runs body on a reader connection (snapshot), off the Swift concurrency pool.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T
+    /// Runs body in one write transaction (SQLite: BEGIN IMMEDIATE on the single writer); commits
+    /// when body returns, rolls back when it throws (the error is rethrown unchanged).
+    @discardableResult
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T
+    /// Applies the migrations not yet recorded, per (module, version), in order, each in its own transaction.
+    func migrate(_ migrations: [Migration]) async throws
+    /// True when the database answers a trivial query (for /readyz).
+    func isReachable() async -> Bool
+    /// Finishes queued work, then releases every connection; later calls fail.
+    func close() async
+}

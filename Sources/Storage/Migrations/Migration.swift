@@ -1,0 +1,23 @@
+/// One forward-only schema change owned by a module, e.g. `Migration(module: "realms",
+/// version: 1, name: "create realms", statements: ["CREATE TABLE realms (…)"])`.
+///
+/// Once a migration has shipped, never edit it: add a new version. The name is recorded and
+/// checked on every start, so a renamed or renumbered migration is detected.
+public struct Migration: Sendable, Equatable {
+    /// The module that owns the tables this migration touches.
+    public let module: String
+    /// Position within the module; strictly increasing, starting at 1 or above.
+    public let version: Int
+    /// A short description, recorded alongside the version.
+    public let name: String
+    /// Statements run in order inside one transaction; one statement per string.
+    public let statements: [String]
+
+    /// Creates a migration.
+    public init(module: String, version: Int, name: String, statements: [String]) {
+        self.module = module
+        self.version = version
+        self.name = name
+        self.statements = statements
+    }
+}

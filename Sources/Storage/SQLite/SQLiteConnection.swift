@@ -1,0 +1,187 @@
+import CSQLite
+
+/// One SQLite connection (`sqlite3*`), its settings and its prepared-statement cache.
+///
+/// Not thread-safe by design: it is opened with `SQLITE_OPEN_NOMUTEX` and used by one thread
+/// at a time, which `ConfinedConnection` guarantees by running every use on its serial queue.
+/// Owns the handle and the cached statements; `close()` (or `deinit`) frees both.
+final class SQLiteConnection {
+    /// The writer creates the file and sets database-wide modes; readers refuse to write.
+    enum Role {
+        case writer
+        case reader
+    }
+
+    /// How a transaction starts.
+    enum TransactionKind {
+        /// Takes the write lock up front, so the body never fails half-way with SQLITE_BUSY
+        /// when it upgrades from reading to writing.
+        case immediate
+        /// Starts a read snapshot at the first SELECT; every query in the body sees that snapshot.
+        case deferred
+
+        var beginSQL: String {
+            switch self {
+            case .immediate: "BEGIN IMMEDIATE"
+            case .deferred: "BEGIN DEFERRED"
+            }
+        }
+    }
+
+    /// How long a connection waits for a lock held by another connection or process before
+    /// failing with `.busy`.
+    static let busyTimeoutMilliseconds: Int32 = 5_000
+    /// Callers use fixed SQL strings, so the cache stays small; the limit only guards against
+    /// SQL built dynamically (e.g. `IN (?, ?, …)` lists of varying length).
+    static let statementCacheLimit = 256
+
+    private var handle: OpaquePointer?
+    private var statements: [String: SQLiteStatement] = [:]
+
+    /// Number of cached prepared statements (for tests).
+    var cachedStatementCount: Int { statements.count }
+
+    /// Opens `path` and applies the settings for `role`.
+    init(path: String, role: Role) throws(StorageError) {
+        var connection: OpaquePointer?
+        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
+        if role == .writer { flags |= SQLITE_OPEN_CREATE }
+        let rc = sqlite3_open_v2(path, &connection, flags, nil)
+        guard rc == SQLITE_OK, let connection else {
+            let reason = connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+                ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_close_v2(connection)  // SQLite may allocate a handle even when opening fails.
+            throw StorageError(code: .io, resultCode: rc, message: "cannot open the SQLite database at '\(path)': \(reason)")
+        }
+        handle = connection
+        sqlite3_extended_result_codes(connection, 1)
+        sqlite3_busy_timeout(connection, Self.busyTimeoutMilliseconds)
+        do {
+            try configure(role)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    private func configure(_ role: Role) throws(StorageError) {
+        switch role {
+        case .writer:
+            // WAL lets readers keep reading a committed snapshot while the writer writes.
+            let mode = try runOnce("PRAGMA journal_mode = WAL").first?.values.first
+            guard mode == .text("wal") else {
+                throw StorageError(code: .unsupported, sql: "PRAGMA journal_mode = WAL",
+                                   message: "SQLite refused WAL mode for this file (journal mode is \(mode.map(String.init(describing:)) ?? "unknown"))")
+            }
+            // In WAL mode NORMAL only syncs at checkpoints: a power loss can drop transactions
+            // that already committed, i.e. after the client got its tokens. FULL syncs the WAL
+            // on every commit, so a write is durable by the time the response is sent — a lost
+            // refresh-token rotation or consumed code would otherwise resurrect or break grants.
+            _ = try runOnce("PRAGMA synchronous = FULL")
+            _ = try runOnce("PRAGMA foreign_keys = ON")
+        case .reader:
+            _ = try runOnce("PRAGMA foreign_keys = ON")
+            // Readers run in deferred transactions and must never take the write lock: that
+            // would race the single writer and surface as SQLITE_BUSY.
+            _ = try runOnce("PRAGMA query_only = ON")
+        }
+    }
+
+    /// Runs setup SQL without caching its statement.
+    private func runOnce(_ sql: String) throws(StorageError) -> [Row] {
+        guard let handle else { throw StorageError.closed(sql: sql) }
+        return try SQLiteStatement(sql: sql, connection: handle).query([])
+    }
+
+    /// Runs one statement and returns the rows changed.
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> Int {
+        try statement(for: sql).execute(parameters)
+    }
+
+    /// Runs one statement and returns its rows.
+    func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [Row] {
+        try statement(for: sql).query(parameters)
+    }
+
+    /// The cached statement for `sql`, prepared on first use.
+    private func statement(for sql: String) throws(StorageError) -> SQLiteStatement {
+        if let cached = statements[sql] { return cached }
+        guard let handle else { throw StorageError.closed(sql: sql) }
+        let statement = try SQLiteStatement(sql: sql, connection: handle)
+        if statements.count >= Self.statementCacheLimit {
+            statements.removeAll()
+        }
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` in a transaction: commits when it returns, rolls back and rethrows its error
+    /// unchanged when it throws.
+    func transaction<T>(_ kind: TransactionKind, _ body: (any SQLExecutor) throws -> T) throws -> T {
+        try execute(kind.beginSQL, [])
+        let result: T
+        do {
+            result = try body(SQLiteExecutor(connection: self))
+        } catch {
+            rollback()
+            throw error
+        }
+        guard isInTransaction else {
+            // The body ended the transaction itself (COMMIT/ROLLBACK), or SQLite rolled it back
+            // after an error the body swallowed: committing now would hide a partial change.
+            throw StorageError(code: .other, message: "the transaction ended inside the body; do not run BEGIN/COMMIT/ROLLBACK in a transaction body")
+        }
+        do {
+            try execute("COMMIT", [])
+        } catch {
+            rollback()
+            throw error
+        }
+        return result
+    }
+
+    private var isInTransaction: Bool {
+        guard let handle else { return false }
+        return sqlite3_get_autocommit(handle) == 0
+    }
+
+    /// Best effort: the caller is already reporting the error that caused the rollback.
+    private func rollback() {
+        guard isInTransaction else { return }
+        _ = try? execute("ROLLBACK", [])
+    }
+
+    /// Finalizes every statement, then closes the handle.
+    func close() {
+        statements.removeAll()  // Each SQLiteStatement finalizes itself in deinit.
+        if let handle {
+            sqlite3_close_v2(handle)
+            self.handle = nil
+        }
+    }
+}
+
+/// The `SQLExecutor` a transaction body receives: a thin view of the connection, valid only
+/// on the connection's thread during the body.
+struct SQLiteExecutor: SQLExecutor {
+    let connection: SQLiteConnection
+
+    func execute(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> Int {
+        try connection.execute(sql, parameters)
+    }
+
+    func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [Row] {
+        try connection.query(sql, parameters)
+    }
+}
+
+@available(*, unavailable, message: "use the executor only inside its read/write body")
+extension SQLiteExecutor: Sendable {}
+
+@available(*, unavailable, message: "a connection is confined to its queue; use ConfinedConnection")
+extension SQLiteConnection: Sendable {}

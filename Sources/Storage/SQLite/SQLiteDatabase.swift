@@ -1,0 +1,104 @@
+import Foundation
+
+/// The SQLite implementation of `Database`: one file, one writer connection, a small pool of
+/// reader connections.
+///
+/// Concurrency model:
+/// - **One writer.** Exactly one connection writes. It is confined to one serial
+///   `DispatchQueue`, so `write` bodies run one after another, each in a `BEGIN IMMEDIATE`
+///   transaction; concurrent callers simply queue up, and SQLite never sees two writers from
+///   this process (other processes, such as `herald migrate`, wait up to the busy timeout).
+/// - **A pool of readers** (`readerCount`, default 2). A `read` borrows an idle reader (or
+///   waits, suspended, for one) and runs its body on that reader's own serial queue, inside a
+///   deferred transaction: the body sees one WAL snapshot of committed data, and is never
+///   blocked by the writer.
+/// - **Off the cooperative pool.** Bodies are synchronous and run on Dispatch threads;
+///   `read`/`write` suspend with a continuation until they finish, so blocking SQLite calls
+///   never occupy one of Swift's few cooperative threads.
+/// - **No shared connections.** Every connection is opened with `SQLITE_OPEN_NOMUTEX` and is
+///   used by one thread at a time because it lives on its own serial queue.
+///
+/// Settings: WAL journal, `synchronous=FULL` (a write is on disk when `write` returns),
+/// `foreign_keys=ON`, a 5 s busy timeout, and statements prepared once per connection and
+/// reused. Opening happens synchronously in `init`, once at start-up.
+public final class SQLiteDatabase: Database {
+    /// The file path the database was opened with.
+    public let path: String
+    private let writer: ConfinedConnection
+    private let readers: ReaderPool
+    private let now: @Sendable () -> Date
+
+    /// Opens (creating if needed) the database file at `path`. The parent directory must
+    /// exist; an unopenable file fails with `.io`, a file that is not a database with `.corrupt`.
+    public convenience init(path: String, readerCount: Int = 2) throws(StorageError) {
+        try self.init(path: path, readerCount: readerCount, now: { Date() })
+    }
+
+    /// Opens the database; `now` stamps `schema_migrations.applied_at` (tests pin it).
+    public init(path: String, readerCount: Int = 2, now: @escaping @Sendable () -> Date) throws(StorageError) {
+        guard readerCount >= 1 else {
+            throw StorageError(code: .unsupported, message: "readerCount must be at least 1 (got \(readerCount))")
+        }
+        self.path = path
+        self.now = now
+        // The writer goes first: it creates the file and switches it to WAL, which readers rely on.
+        let writerConnection = try SQLiteConnection(path: path, role: .writer)
+        var readerConnections: [ConfinedConnection] = []
+        for index in 0..<readerCount {
+            readerConnections.append(ConfinedConnection(try SQLiteConnection(path: path, role: .reader),
+                                                        label: "herald.storage.reader.\(index)"))
+        }
+        writer = ConfinedConnection(writerConnection, label: "herald.storage.writer")
+        readers = ReaderPool(readerConnections)
+    }
+
+    /// Runs body on a reader connection (snapshot), off the Swift concurrency pool.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        try await readers.withReader { connection in
+            try connection.transaction(.deferred, body)
+        }
+    }
+
+    /// Runs body in one write transaction (BEGIN IMMEDIATE on the single writer); commits
+    /// when body returns, rolls back when it throws (the error is rethrown unchanged).
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        try await writer.run { connection in
+            try connection.transaction(.immediate, body)
+        }
+    }
+
+    /// Applies the migrations not yet recorded, in (module registration order, version) order,
+    /// each in its own write transaction; already-applied ones are checked by name and skipped.
+    public func migrate(_ migrations: [Migration]) async throws {
+        let plan = try MigrationPlan(migrations)
+        try await write { executor in
+            try executor.execute(MigrationPlan.createTableSQL, [])
+            try plan.checkNoUnknownVersions(in: executor)
+        }
+        for step in plan.steps {
+            let appliedAt = Int64(now().timeIntervalSince1970)
+            _ = try await write { executor in
+                try MigrationPlan.apply(step, on: executor, appliedAt: appliedAt)
+            }
+        }
+    }
+
+    /// True when a reader answers `SELECT 1`.
+    public func isReachable() async -> Bool {
+        do {
+            let rows = try await read { try $0.query("SELECT 1 AS one", []) }
+            return rows.first?["one"] == .integer(1)
+        } catch {
+            return false
+        }
+    }
+
+    /// Lets queued writes and running reads finish, fails waiting reads, then finalizes every
+    /// statement and closes every connection. Later calls throw; a second close does nothing.
+    public func close() async {
+        await readers.close()
+        // Closed last, the writer checkpoints the WAL into the main file.
+        await writer.close()
+    }
+}
