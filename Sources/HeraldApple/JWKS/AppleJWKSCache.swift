@@ -10,7 +10,11 @@ import JOSE
 /// - Stale-if-error: when refreshing fails, expired keys keep verifying for up to 7 days past
 ///   their freshness. Only when no cached key can decide is the answer `unavailable`.
 /// - Waiting for a fetch suspends the caller; the actor stays free for lookups of cached kids,
-///   so a hanging upstream never delays requests that do not need it.
+///   so a hanging upstream never delays requests that do not need it. (Once keys are past
+///   their freshness every lookup wants the refresh, and waits for it — at most the client's
+///   total timeout — before falling back to the stale keys.)
+/// - The first fetch counts toward the 30 s interval: a kid first seen within 30 s of any
+///   fetch is `unknown` (or `unavailable`, if that fetch failed) without another request.
 public actor AppleJWKSCache: AppleSigningKeySource {
     private let fetcher: any AppleJWKSFetching
     private let policy: AppleJWKSCachePolicy
