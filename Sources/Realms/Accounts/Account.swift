@@ -1,0 +1,109 @@
+/// A person's account in one realm. `email` is unique per realm (stored lowercased); accounts
+/// created without a usable email carry a placeholder the provider can later replace.
+public struct Account: Sendable, Equatable, Codable {
+    public var id: String
+    public var realmId: String
+    public var email: String
+    public var emailVerified: Bool
+    /// An Apple private-relay address (`@privaterelay.appleid.com`).
+    public var isPrivateEmail: Bool
+    public var name: PersonName
+    public var status: AccountStatus
+    public var createdAt: Int64
+    public var updatedAt: Int64
+
+    public init(id: String, realmId: String, email: String, emailVerified: Bool, isPrivateEmail: Bool,
+                name: PersonName, status: AccountStatus, createdAt: Int64, updatedAt: Int64) {
+        self.id = id
+        self.realmId = realmId
+        self.email = email
+        self.emailVerified = emailVerified
+        self.isPrivateEmail = isPrivateEmail
+        self.name = name
+        self.status = status
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// An account's lifecycle state. Deleted accounts never match a login again.
+public enum AccountStatus: String, Sendable, Codable, CaseIterable {
+    case active
+    case disabled
+    case deleted
+}
+
+/// A person's name as far as it is known; each part optional.
+public struct PersonName: Sendable, Equatable, Codable {
+    public var givenName: String?
+    public var familyName: String?
+    public var displayName: String?
+
+    public init(givenName: String? = nil, familyName: String? = nil, displayName: String? = nil) {
+        self.givenName = givenName
+        self.familyName = familyName
+        self.displayName = displayName
+    }
+
+    /// True when no part is known.
+    public var isEmpty: Bool { givenName == nil && familyName == nil && displayName == nil }
+
+    /// The display name, else "given family" from the parts known, else nil.
+    public var formatted: String? {
+        if let displayName { return displayName }
+        let parts = [givenName, familyName].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: " ")
+    }
+
+    private enum CodingKeys: String, CodingKey { case givenName, familyName, displayName }
+
+    // Written out so unknown parts are `null`, not absent keys.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(givenName, forKey: .givenName)
+        try container.encode(familyName, forKey: .familyName)
+        try container.encode(displayName, forKey: .displayName)
+    }
+
+    /// Problems with each part (too long, control characters), named `name.givenName` etc.
+    func validate(into issues: inout FieldIssues, prefix: String = "name") {
+        for (key, value) in [("givenName", givenName), ("familyName", familyName), ("displayName", displayName)] {
+            if let value, let problem = InputRules.textProblem(value) { issues.add("\(prefix).\(key)", problem) }
+        }
+    }
+}
+
+/// A provider identity linked to an account: (realm, provider, openId) is unique.
+public struct Identity: Sendable, Equatable, Codable {
+    public var realmId: String
+    /// `apple`.
+    public var provider: String
+    /// The provider's subject (Apple's `sub`).
+    public var openId: String
+    public var accountId: String
+    /// The email as the provider gave it, if any.
+    public var email: String?
+    public var linkedAt: Int64
+
+    public init(realmId: String, provider: String, openId: String, accountId: String, email: String?, linkedAt: Int64) {
+        self.realmId = realmId
+        self.provider = provider
+        self.openId = openId
+        self.accountId = accountId
+        self.email = email
+        self.linkedAt = linkedAt
+    }
+
+    private enum CodingKeys: String, CodingKey { case realmId, provider, openId, accountId, email, linkedAt }
+
+    // Written out so a missing email is `null`, not an absent key.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(realmId, forKey: .realmId)
+        try container.encode(provider, forKey: .provider)
+        try container.encode(openId, forKey: .openId)
+        try container.encode(accountId, forKey: .accountId)
+        try container.encode(email, forKey: .email)
+        try container.encode(linkedAt, forKey: .linkedAt)
+    }
+}

@@ -1,0 +1,251 @@
+import Foundation
+import JOSE
+import Storage
+
+/// Stores a realm's accounts and their provider identities. Admin changes are audited with
+/// emails as hashes and names redacted, so the audit trail keeps no personal data of an
+/// account once it is deleted.
+public struct AccountStore: Sendable {
+    private let database: any Database
+    private let sessions: any AccountSessionRevoker
+    private let now: @Sendable () -> Date
+
+    public init(database: any Database, sessionRevoker: any AccountSessionRevoker = NoSessionsToRevoke(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.database = database
+        self.sessions = sessionRevoker
+        self.now = now
+    }
+
+    /// Creates an account (login does this; it is not an admin change, so not audited).
+    /// Throws `notFound` (realm), `invalidInput` or `conflict` (email taken in the realm).
+    public func create(realmID: String, _ new: NewAccount) async throws -> Account {
+        var issues = FieldIssues()
+        if let problem = InputRules.emailProblem(new.email) { issues.add("email", problem) }
+        new.name.validate(into: &issues)
+        try issues.throwIfAny()
+        let at = now().unixSeconds
+        return try await database.write { db in
+            try RealmStore.requireRealm(db, id: realmID)
+            return try Self.insert(db, realmID: realmID, new, at: at)
+        }
+    }
+
+    /// Links a provider identity to an account. Throws `notFound` (account) or `conflict`
+    /// (the identity is already linked).
+    public func link(realmID: String, provider: String, openID: String, accountID: String,
+                     email: String?) async throws -> Identity {
+        let at = now().unixSeconds
+        return try await database.write { db in
+            guard try Self.load(db, realmID: realmID, id: accountID) != nil else { throw RealmsError.notFound("account") }
+            return try Self.link(db, Identity(realmId: realmID, provider: provider, openId: openID, accountId: accountID,
+                                              email: email, linkedAt: at))
+        }
+    }
+
+    /// The account, or nil (deleted accounts are returned, with status `deleted`).
+    public func account(realmID: String, id: String) async throws -> Account? {
+        try await database.read { db in try Self.load(db, realmID: realmID, id: id) }
+    }
+
+    /// The identities linked to an account, oldest first.
+    public func identities(realmID: String, accountID: String) async throws -> [Identity] {
+        try await database.read { db in try Self.identities(db, realmID: realmID, accountID: accountID) }
+    }
+
+    /// The realm's accounts in creation order, filtered. Keyset-paged on an increasing
+    /// sequence, so accounts inserted meanwhile neither shift nor repeat pages.
+    /// Throws `notFound` for an unknown realm.
+    public func list(realmID: String, filter: AccountFilter = AccountFilter(),
+                     page: PageRequest = .first) async throws -> Page<Account> {
+        let after = try page.cursor.map { cursor throws(RealmsError) in try ListCursor.decodeInteger(cursor, list: "accounts") }
+        return try await database.read { db in
+            try RealmStore.requireRealm(db, id: realmID)
+            var sql = "SELECT * FROM accounts a WHERE a.realm_id = ? AND a.seq > ?"
+            var parameters: [SQLValue] = [.text(realmID), .integer(after ?? 0)]
+            if let email = filter.email {
+                sql += " AND a.email = ?"
+                parameters.append(.text(Self.normalizedEmail(email)))
+            }
+            if let status = filter.status {
+                sql += " AND a.status = ?"
+                parameters.append(.text(status.rawValue))
+            }
+            if let provider = filter.provider {
+                sql += " AND EXISTS (SELECT 1 FROM identities i WHERE i.realm_id = a.realm_id AND i.provider = ? AND i.account_id = a.id)"
+                parameters.append(.text(provider))
+            }
+            sql += " ORDER BY a.seq LIMIT ?"
+            parameters.append(.integer(Int64(page.limit + 1)))
+            let rows = try db.query(sql, parameters)
+            let accounts = try rows.prefix(page.limit).map(Self.account(from:))
+            let next = rows.count > page.limit
+                ? try rows[page.limit - 1].int("seq")
+                : nil
+            return Page(items: accounts, nextCursor: next.map { ListCursor.encode(list: "accounts", key: $0) })
+        }
+    }
+
+    /// Applies an operator's changes; disabling revokes the account's sessions in the same
+    /// transaction. Throws `notFound`, `invalidInput`, or `conflict` (deleted account, email taken).
+    public func update(realmID: String, id: String, changes: AccountChanges, context: ChangeContext) async throws -> Account {
+        let at = now().unixSeconds
+        let sessions = self.sessions
+        return try await database.write { db in
+            try RealmStore.requireRealm(db, id: realmID)
+            guard let before = try Self.load(db, realmID: realmID, id: id) else { throw RealmsError.notFound("account") }
+            guard before.status != .deleted else { throw RealmsError.conflict("The account is deleted") }
+            var after = try changes.applied(to: before)
+            after.updatedAt = at
+            do {
+                try db.execute("""
+                    UPDATE accounts SET email = ?, email_verified = ?, given_name = ?, family_name = ?, display_name = ?,
+                        status = ?, updated_at = ?
+                    WHERE realm_id = ? AND id = ?
+                    """,
+                    .text(after.email), SQLValue(after.emailVerified), .optional(after.name.givenName),
+                    .optional(after.name.familyName), .optional(after.name.displayName), .text(after.status.rawValue),
+                    .integer(at), .text(realmID), .text(id))
+            } catch let error as StorageError where error.code == .uniqueViolation {
+                throw RealmsError.conflict("Another account of the realm has this email")
+            }
+            if before.status != .disabled, after.status == .disabled {
+                try sessions.revokeSessions(realmID: realmID, accountID: id, in: db)
+            }
+            try AuditLog.record(db, at: at, context: context, action: "account.update", target: Self.target(realmID, id),
+                                realmID: realmID, changes: Self.auditChanges(before: before, after: after))
+            return after
+        }
+    }
+
+    /// Deletes an account: its email is freed (replaced by a placeholder; only a SHA-256 of
+    /// the original is kept), its name cleared, identities unlinked and sessions revoked.
+    /// Deleting an already deleted account changes nothing. Throws `notFound`.
+    public func delete(realmID: String, id: String, context: ChangeContext) async throws {
+        let at = now().unixSeconds
+        let sessions = self.sessions
+        try await database.write { db in
+            try RealmStore.requireRealm(db, id: realmID)
+            guard let before = try Self.load(db, realmID: realmID, id: id) else { throw RealmsError.notFound("account") }
+            guard before.status != .deleted else { return }
+            var after = before
+            after.email = Self.deletedEmail(accountID: id)
+            after.emailVerified = false
+            after.isPrivateEmail = false
+            after.name = PersonName()
+            after.status = .deleted
+            after.updatedAt = at
+            try db.execute("""
+                UPDATE accounts SET email = ?, email_verified = 0, is_private_email = 0, given_name = NULL,
+                    family_name = NULL, display_name = NULL, status = 'deleted', deleted_email_hash = ?, updated_at = ?
+                WHERE realm_id = ? AND id = ?
+                """,
+                .text(after.email), .blob(SHA256.hash(before.email)), .integer(at), .text(realmID), .text(id))
+            try db.execute("DELETE FROM identities WHERE realm_id = ? AND account_id = ?", .text(realmID), .text(id))
+            try sessions.revokeSessions(realmID: realmID, accountID: id, in: db)
+            try AuditLog.record(db, at: at, context: context, action: "account.delete", target: Self.target(realmID, id),
+                                realmID: realmID, changes: Self.auditChanges(before: before, after: after))
+        }
+    }
+
+    // MARK: - Inside transactions (for account resolution)
+
+    /// Emails are compared and stored lowercased.
+    public static func normalizedEmail(_ email: String) -> String { email.lowercased() }
+
+    /// The placeholder that replaces a deleted account's email (unique, never deliverable).
+    public static func deletedEmail(accountID: String) -> String { "deleted+\(accountID)@deleted.invalid" }
+
+    /// Inserts an account; throws `conflict` when the email is taken in the realm.
+    public static func insert(_ db: any SQLExecutor, realmID: String, _ new: NewAccount, at: Int64) throws -> Account {
+        let account = Account(id: SecureRandom.token(byteCount: 16), realmId: realmID, email: normalizedEmail(new.email),
+                              emailVerified: new.emailVerified, isPrivateEmail: new.isPrivateEmail, name: new.name,
+                              status: new.status, createdAt: at, updatedAt: at)
+        do {
+            try db.execute("""
+                INSERT INTO accounts (id, realm_id, email, email_verified, is_private_email, given_name, family_name,
+                    display_name, status, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                .text(account.id), .text(realmID), .text(account.email), SQLValue(account.emailVerified),
+                SQLValue(account.isPrivateEmail), .optional(account.name.givenName), .optional(account.name.familyName),
+                .optional(account.name.displayName), .text(account.status.rawValue), .integer(at), .integer(at))
+        } catch where error.code == .uniqueViolation {
+            throw RealmsError.conflict("Another account of the realm has this email")
+        }
+        return account
+    }
+
+    /// Links an identity; throws `conflict` when (realm, provider, openId) is already linked.
+    @discardableResult
+    public static func link(_ db: any SQLExecutor, _ identity: Identity) throws -> Identity {
+        do {
+            try db.execute("""
+                INSERT INTO identities (realm_id, provider, open_id, account_id, email, linked_at) VALUES (?, ?, ?, ?, ?, ?)
+                """,
+                .text(identity.realmId), .text(identity.provider), .text(identity.openId), .text(identity.accountId),
+                .optional(identity.email), .integer(identity.linkedAt))
+        } catch where error.code == .uniqueViolation {
+            throw RealmsError.conflict("This identity is already linked to an account")
+        }
+        return identity
+    }
+
+    /// Loads an account of the realm.
+    public static func load(_ db: any SQLExecutor, realmID: String, id: String) throws -> Account? {
+        try db.queryOne("SELECT * FROM accounts WHERE realm_id = ? AND id = ?", .text(realmID), .text(id)).map(account(from:))
+    }
+
+    /// The account an identity is linked to, if any.
+    public static func load(_ db: any SQLExecutor, realmID: String, provider: String, openID: String) throws -> Account? {
+        try db.queryOne("""
+            SELECT a.* FROM accounts a JOIN identities i ON i.account_id = a.id
+            WHERE i.realm_id = ? AND i.provider = ? AND i.open_id = ?
+            """, .text(realmID), .text(provider), .text(openID)).map(account(from:))
+    }
+
+    /// Loads the realm's account with this email (compared lowercased).
+    public static func load(_ db: any SQLExecutor, realmID: String, email: String) throws -> Account? {
+        try db.queryOne("SELECT * FROM accounts WHERE realm_id = ? AND email = ?", .text(realmID),
+                        .text(normalizedEmail(email))).map(account(from:))
+    }
+
+    /// An account's identities, oldest first.
+    public static func identities(_ db: any SQLExecutor, realmID: String, accountID: String) throws -> [Identity] {
+        try db.query("SELECT * FROM identities WHERE realm_id = ? AND account_id = ? ORDER BY linked_at, provider, open_id",
+                     .text(realmID), .text(accountID)).map { row in
+            Identity(realmId: try row.string("realm_id"), provider: try row.string("provider"),
+                     openId: try row.string("open_id"), accountId: try row.string("account_id"),
+                     email: try row.optionalString("email"), linkedAt: try row.int("linked_at"))
+        }
+    }
+
+    static func target(_ realmID: String, _ id: String) -> String { "realms/\(realmID)/accounts/\(id)" }
+
+    static func account(from row: Row) throws -> Account {
+        Account(id: try row.string("id"), realmId: try row.string("realm_id"), email: try row.string("email"),
+                emailVerified: try row.bool("email_verified"), isPrivateEmail: try row.bool("is_private_email"),
+                name: PersonName(givenName: try row.optionalString("given_name"),
+                                 familyName: try row.optionalString("family_name"),
+                                 displayName: try row.optionalString("display_name")),
+                status: AccountStatus(rawValue: try row.string("status")) ?? .disabled,
+                createdAt: try row.int("created_at"), updatedAt: try row.int("updated_at"))
+    }
+
+    /// Audit changes with personal data removed: emails appear as `sha256:<hex>`, names as redacted.
+    static func auditChanges(before: Account, after: Account) -> [String: FieldChange] {
+        var changes = AuditDiff.changes(before: before, after: after)
+        if changes["email"] != nil {
+            changes["email"] = FieldChange(before: .string(emailDigest(before.email)), after: .string(emailDigest(after.email)))
+        }
+        if changes["name"] != nil {
+            changes["name"] = FieldChange(before: before.name.isEmpty ? .null : .string(AuditDiff.redacted),
+                                          after: after.name.isEmpty ? .null : .string(AuditDiff.redacted))
+        }
+        return changes
+    }
+
+    static func emailDigest(_ email: String) -> String {
+        "sha256:" + SHA256.hash(email).map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Storage
+
+/// The append-only record of admin changes. Stores write entries inside the transaction of
+/// the change itself, so a change and its audit entry commit (or roll back) together.
+public struct AuditLog: Sendable {
+    private let database: any Database
+
+    public init(database: any Database) {
+        self.database = database
+    }
+
+    /// Appends an entry within the caller's write transaction.
+    public static func record(_ executor: any SQLExecutor, at: Int64, context: ChangeContext, action: String,
+                              target: String, realmID: String?, changes: [String: FieldChange]) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = String(decoding: try encoder.encode(changes), as: UTF8.self)
+        try executor.execute(
+            "INSERT INTO admin_audit (at, actor, action, target, realm_id, reason, changes) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            .integer(at), .text(context.actor), .text(action), .text(target), .optional(realmID),
+            .optional(context.reason), .text(json))
+    }
+
+    /// Entries newest first, optionally filtered.
+    public func list(filter: AuditFilter = AuditFilter(), page: PageRequest = .first) async throws -> Page<AuditEntry> {
+        let before = try page.cursor.map { cursor throws(RealmsError) in try ListCursor.decodeInteger(cursor, list: "audit") }
+        return try await database.read { db in
+            var clauses: [String] = []
+            var parameters: [SQLValue] = []
+            if let before { clauses.append("id < ?"); parameters.append(.integer(before)) }
+            if let actor = filter.actor { clauses.append("actor = ?"); parameters.append(.text(actor)) }
+            if let action = filter.action { clauses.append("action = ?"); parameters.append(.text(action)) }
+            if let realmID = filter.realmID { clauses.append("realm_id = ?"); parameters.append(.text(realmID)) }
+            if let target = filter.target { clauses.append("target = ?"); parameters.append(.text(target)) }
+            let whereClause = clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND ")
+            parameters.append(.integer(Int64(page.limit + 1)))
+            let rows = try db.query(
+                "SELECT id, at, actor, action, target, reason, changes FROM admin_audit \(whereClause) ORDER BY id DESC LIMIT ?",
+                parameters)
+            let entries = try rows.prefix(page.limit).map { row in
+                AuditEntry(id: try row.int("id"), at: try row.int("at"), actor: try row.string("actor"),
+                           action: try row.string("action"), target: try row.string("target"),
+                           reason: try row.optionalString("reason"),
+                           changes: (try? JSONDecoder().decode([String: FieldChange].self,
+                                                               from: Data(try row.string("changes").utf8))) ?? [:])
+            }
+            let next = rows.count > page.limit ? entries.last.map { ListCursor.encode(list: "audit", key: $0.id) } : nil
+            return Page(items: entries, nextCursor: next)
+        }
+    }
+}
+
+/// Optional filters of the audit list; all given filters must match.
+public struct AuditFilter: Sendable, Equatable {
+    public var actor: String?
+    public var action: String?
+    public var realmID: String?
+    public var target: String?
+
+    public init(actor: String? = nil, action: String? = nil, realmID: String? = nil, target: String? = nil) {
+        self.actor = actor
+        self.action = action
+        self.realmID = realmID
+        self.target = target
+    }
+}

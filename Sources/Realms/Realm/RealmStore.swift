@@ -1,0 +1,151 @@
+import Foundation
+import Storage
+
+/// Creates, reads, updates and deletes realms; every change is audited in its transaction.
+public struct RealmStore: Sendable {
+    /// Work that must commit with a change to a realm (e.g. creating its first signing key).
+    public typealias TransactionHook = @Sendable (_ executor: any SQLExecutor, _ realm: Realm) throws -> Void
+
+    private let database: any Database
+    private let now: @Sendable () -> Date
+
+    public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.database = database
+        self.now = now
+    }
+
+    /// Creates a realm with `changes` over the defaults. `provisioning` runs in the same
+    /// transaction, so a realm never exists without what it provisions.
+    /// Throws `invalidInput` (fields named) or `conflict` when the id is taken.
+    public func create(id: String, changes: RealmChanges = RealmChanges(), context: ChangeContext,
+                       provisioning: TransactionHook? = nil) async throws -> Realm {
+        var issues = FieldIssues()
+        if let problem = InputRules.realmIDProblem(id) { issues.add("id", problem) }
+        let at = now().unixSeconds
+        let realm: Realm
+        do {
+            realm = try changes.applied(to: Realm(id: InputRules.isSlug(id) ? id : "placeholder", createdAt: at))
+        } catch {
+            issues.merge(error.fieldIssues)
+            throw RealmsError.invalid(issues.all)
+        }
+        try issues.throwIfAny()
+        return try await database.write { db in
+            do {
+                try Self.insert(realm, into: db)
+            } catch let error as StorageError where error.code == .uniqueViolation {
+                throw RealmsError.conflict("A realm with this id already exists")
+            }
+            try provisioning?(db, realm)
+            try AuditLog.record(db, at: at, context: context, action: "realm.create", target: Self.target(realm.id),
+                                realmID: realm.id, changes: AuditDiff.changes(before: nil, after: realm))
+            return realm
+        }
+    }
+
+    /// The realm with this id, or nil.
+    public func realm(_ id: String) async throws -> Realm? {
+        guard InputRules.isSlug(id) else { return nil }
+        return try await database.read { db in try Self.load(db, id: id) }
+    }
+
+    /// Realms ordered by id.
+    public func list(page: PageRequest = .first) async throws -> Page<Realm> {
+        let after = try page.cursor.map { cursor throws(RealmsError) in try ListCursor.decode(cursor, list: "realms") }
+        return try await database.read { db in
+            let rows = try db.query("SELECT * FROM realms WHERE id > ? ORDER BY id LIMIT ?",
+                                    .text(after ?? ""), .integer(Int64(page.limit + 1)))
+            let realms = try rows.prefix(page.limit).map(Self.realm(from:))
+            let next = rows.count > page.limit ? realms.last.map { ListCursor.encode(list: "realms", key: $0.id) } : nil
+            return Page(items: realms, nextCursor: next)
+        }
+    }
+
+    /// Applies `changes`; `onChange` runs in the same transaction with the old and new realm.
+    /// Throws `notFound` or `invalidInput`.
+    public func update(_ id: String, changes: RealmChanges, context: ChangeContext,
+                       onChange: (@Sendable (_ executor: any SQLExecutor, _ before: Realm, _ after: Realm) throws -> Void)? = nil)
+        async throws -> Realm {
+        let at = now().unixSeconds
+        return try await database.write { db in
+            guard let before = try Self.load(db, id: id) else { throw RealmsError.notFound("realm") }
+            var after = try changes.applied(to: before)
+            after.updatedAt = at
+            try db.execute("""
+                UPDATE realms SET display_name = ?, enabled = ?, registration_enabled = ?, email_linking = ?,
+                    nonce_required = ?, access_token_ttl = ?, refresh_token_ttl = ?, login_url = ?,
+                    signing_algorithm = ?, rate_limit_failures = ?, rate_limit_window = ?, updated_at = ?
+                WHERE id = ?
+                """,
+                .text(after.displayName), SQLValue(after.enabled), SQLValue(after.registrationEnabled),
+                .text(after.emailLinking.rawValue), SQLValue(after.nonceRequired), SQLValue(after.accessTokenTTL),
+                SQLValue(after.refreshTokenTTL), .optional(after.loginUrl), .text(after.signingAlgorithm.rawValue),
+                SQLValue(after.rateLimit.failuresPerWindow), SQLValue(after.rateLimit.windowSeconds), .integer(at),
+                .text(id))
+            try onChange?(db, before, after)
+            try AuditLog.record(db, at: at, context: context, action: "realm.update", target: Self.target(id),
+                                realmID: id, changes: AuditDiff.changes(before: before, after: after))
+            return after
+        }
+    }
+
+    /// Deletes a realm and everything in it (providers, clients, accounts, keys cascade).
+    /// Throws `notFound`.
+    public func delete(_ id: String, context: ChangeContext) async throws {
+        let at = now().unixSeconds
+        try await database.write { db in
+            guard let before = try Self.load(db, id: id) else { throw RealmsError.notFound("realm") }
+            try db.execute("DELETE FROM realms WHERE id = ?", .text(id))
+            try AuditLog.record(db, at: at, context: context, action: "realm.delete", target: Self.target(id),
+                                realmID: id, changes: AuditDiff.changes(before: before, after: nil))
+        }
+    }
+
+    // MARK: - Rows
+
+    /// The audit target of a realm.
+    static func target(_ id: String) -> String { "realms/\(id)" }
+
+    /// Loads a realm inside a transaction.
+    public static func load(_ db: any SQLExecutor, id: String) throws -> Realm? {
+        try db.queryOne("SELECT * FROM realms WHERE id = ?", .text(id)).map(realm(from:))
+    }
+
+    /// Throws `notFound("realm")` unless the realm exists.
+    public static func requireRealm(_ db: any SQLExecutor, id: String) throws {
+        guard try db.queryOne("SELECT id FROM realms WHERE id = ?", .text(id)) != nil else {
+            throw RealmsError.notFound("realm")
+        }
+    }
+
+    static func insert(_ realm: Realm, into db: any SQLExecutor) throws {
+        try db.execute("""
+            INSERT INTO realms (id, display_name, enabled, registration_enabled, email_linking, nonce_required,
+                access_token_ttl, refresh_token_ttl, login_url, signing_algorithm, rate_limit_failures,
+                rate_limit_window, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            .text(realm.id), .text(realm.displayName), SQLValue(realm.enabled), SQLValue(realm.registrationEnabled),
+            .text(realm.emailLinking.rawValue), SQLValue(realm.nonceRequired), SQLValue(realm.accessTokenTTL),
+            SQLValue(realm.refreshTokenTTL), .optional(realm.loginUrl), .text(realm.signingAlgorithm.rawValue),
+            SQLValue(realm.rateLimit.failuresPerWindow), SQLValue(realm.rateLimit.windowSeconds),
+            .integer(realm.createdAt), .integer(realm.updatedAt))
+    }
+
+    static func realm(from row: Row) throws -> Realm {
+        var realm = Realm(id: try row.string("id"), createdAt: try row.int("created_at"))
+        realm.displayName = try row.string("display_name")
+        realm.enabled = try row.bool("enabled")
+        realm.registrationEnabled = try row.bool("registration_enabled")
+        realm.emailLinking = EmailLinking(rawValue: try row.string("email_linking")) ?? .verified
+        realm.nonceRequired = try row.bool("nonce_required")
+        realm.accessTokenTTL = Int(try row.int("access_token_ttl"))
+        realm.refreshTokenTTL = Int(try row.int("refresh_token_ttl"))
+        realm.loginUrl = try row.optionalString("login_url")
+        realm.signingAlgorithm = SigningAlgorithm(rawValue: try row.string("signing_algorithm")) ?? .es256
+        realm.rateLimit = RateLimit(failuresPerWindow: Int(try row.int("rate_limit_failures")),
+                                    windowSeconds: Int(try row.int("rate_limit_window")))
+        realm.updatedAt = try row.int("updated_at")
+        return realm
+    }
+}

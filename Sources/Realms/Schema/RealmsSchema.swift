@@ -1,0 +1,120 @@
+import Storage
+
+/// The Realms module's tables, as forward-only migrations of module "realms".
+public enum RealmsSchema {
+    /// Apply with `Database.migrate` at start (together with the other modules' migrations).
+    public static let migrations: [Migration] = [
+        Migration(module: "realms", version: 1, name: "realms, providers, clients, accounts, admin tokens, audit", statements: [
+            """
+            CREATE TABLE realms (
+                id TEXT PRIMARY KEY,
+                display_name TEXT NOT NULL,
+                enabled INTEGER NOT NULL,
+                registration_enabled INTEGER NOT NULL,
+                email_linking TEXT NOT NULL,
+                nonce_required INTEGER NOT NULL,
+                access_token_ttl INTEGER NOT NULL,
+                refresh_token_ttl INTEGER NOT NULL,
+                login_url TEXT,
+                signing_algorithm TEXT NOT NULL,
+                rate_limit_failures INTEGER NOT NULL,
+                rate_limit_window INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            )
+            """,
+            // At most one Apple provider per realm; the private key is sealed (AES-256-GCM).
+            """
+            CREATE TABLE apple_providers (
+                realm_id TEXT PRIMARY KEY REFERENCES realms(id) ON DELETE CASCADE,
+                enabled INTEGER NOT NULL,
+                client_id TEXT NOT NULL,
+                audiences TEXT NOT NULL,
+                team_id TEXT,
+                key_id TEXT,
+                private_key BLOB,
+                scopes TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            )
+            """,
+            // secret_hash: SHA-256 of the client secret; NULL for public clients.
+            """
+            CREATE TABLE client_apps (
+                realm_id TEXT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                name TEXT NOT NULL,
+                first_party INTEGER NOT NULL,
+                confidential INTEGER NOT NULL,
+                secret_hash BLOB,
+                redirect_uris TEXT NOT NULL,
+                allowed_scopes TEXT NOT NULL,
+                enabled INTEGER NOT NULL,
+                ip_binding INTEGER NOT NULL,
+                access_token_ttl INTEGER,
+                refresh_token_ttl INTEGER,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                PRIMARY KEY (realm_id, client_id)
+            )
+            """,
+            // seq orders account listing (keyset pagination stable under inserts); id is the
+            // public random id. A deleted account's email is replaced by a unique placeholder
+            // and only the SHA-256 of the original is kept (deleted_email_hash).
+            """
+            CREATE TABLE accounts (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                realm_id TEXT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                email TEXT NOT NULL,
+                email_verified INTEGER NOT NULL,
+                is_private_email INTEGER NOT NULL,
+                given_name TEXT,
+                family_name TEXT,
+                display_name TEXT,
+                status TEXT NOT NULL,
+                deleted_email_hash BLOB,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                UNIQUE (realm_id, email)
+            )
+            """,
+            "CREATE INDEX accounts_realm_seq ON accounts (realm_id, seq)",
+            // One account per (realm, provider, subject): the key of account resolution.
+            """
+            CREATE TABLE identities (
+                realm_id TEXT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                provider TEXT NOT NULL,
+                open_id TEXT NOT NULL,
+                account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                email TEXT,
+                linked_at INTEGER NOT NULL,
+                PRIMARY KEY (realm_id, provider, open_id)
+            )
+            """,
+            "CREATE INDEX identities_account ON identities (account_id)",
+            "CREATE INDEX identities_realm_provider ON identities (realm_id, provider, account_id)",
+            """
+            CREATE TABLE admin_tokens (
+                name TEXT PRIMARY KEY,
+                token_hash BLOB NOT NULL UNIQUE,
+                created_at INTEGER NOT NULL
+            )
+            """,
+            // No foreign key to realms: the audit trail outlives the realms it describes.
+            """
+            CREATE TABLE admin_audit (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                at INTEGER NOT NULL,
+                actor TEXT NOT NULL,
+                action TEXT NOT NULL,
+                target TEXT NOT NULL,
+                realm_id TEXT,
+                reason TEXT,
+                changes TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX admin_audit_realm ON admin_audit (realm_id, id)",
+        ]),
+    ]
+}

@@ -1,0 +1,122 @@
+import Foundation
+import JOSE
+import Realms
+import Storage
+
+/// Each realm's signing keys: one active key signs, retired keys stay published in the
+/// realm's JWKS until every token they signed has expired. Private keys are sealed with
+/// AES-256-GCM under the master key, bound to realm and kid.
+public struct SigningKeyRing: Sendable {
+    /// How long a retired key stays in the JWKS: longer than any token lifetime (access
+    /// tokens live at most a day; ID tokens as long).
+    public static let defaultRetiredKeyRetention: Int64 = 172_800
+
+    private let database: any Database
+    private let masterKey: MasterKey
+    private let retiredKeyRetention: Int64
+    private let now: @Sendable () -> Date
+
+    public init(database: any Database, masterKey: MasterKey,
+                retiredKeyRetention: Int64 = SigningKeyRing.defaultRetiredKeyRetention,
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.database = database
+        self.masterKey = masterKey
+        self.retiredKeyRetention = retiredKeyRetention
+        self.now = now
+    }
+
+    /// Generates and seals a key for the realm (outside any transaction).
+    public func prepareKey(realmID: String, algorithm: SigningAlgorithm) throws -> PreparedSigningKey {
+        let jws = Self.jwsAlgorithm(algorithm)
+        let key = try PrivateKey.generate(for: jws)
+        let kid = SecureRandom.token(byteCount: 12)
+        var jwk = key.publicKey.jwk(keyID: kid)
+        jwk.use = "sig"
+        jwk.alg = jws.rawValue
+        let sealed = masterKey.seal(try key.pkcs8DER(), context: Self.sealContext(realmID: realmID, kid: kid))
+        return PreparedSigningKey(realmID: realmID, kid: kid, algorithm: algorithm, sealedPrivateKey: sealed, publicJWK: jwk)
+    }
+
+    /// Makes a prepared key the realm's active key inside the caller's write transaction,
+    /// retiring the previous active key (still published for the retention period).
+    @discardableResult
+    public func activate(_ key: PreparedSigningKey, in db: any SQLExecutor) throws -> SigningKeyInfo {
+        let at = now().unixSeconds
+        try db.execute("""
+            UPDATE signing_keys SET status = 'retired', retired_at = ?, publish_until = ?
+            WHERE realm_id = ? AND status = 'active'
+            """, .integer(at), .integer(at + retiredKeyRetention), .text(key.realmID))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let jwk = String(decoding: try encoder.encode(key.publicJWK), as: UTF8.self)
+        try db.execute("""
+            INSERT INTO signing_keys (kid, realm_id, algorithm, private_key, public_jwk, status, created_at)
+            VALUES (?, ?, ?, ?, ?, 'active', ?)
+            """, .text(key.kid), .text(key.realmID), .text(key.algorithm.rawValue), .blob(key.sealedPrivateKey),
+            .text(jwk), .integer(at))
+        return SigningKeyInfo(kid: key.kid, algorithm: key.algorithm.rawValue, status: "active", createdAt: at,
+                              retiredAt: nil, publishUntil: nil)
+    }
+
+    /// Generates a new active key for the realm and retires the current one.
+    public func rotate(realmID: String, algorithm: SigningAlgorithm) async throws -> SigningKeyInfo {
+        let key = try prepareKey(realmID: realmID, algorithm: algorithm)
+        let ring = self
+        return try await database.write { db in
+            try RealmStore.requireRealm(db, id: realmID)
+            return try ring.activate(key, in: db)
+        }
+    }
+
+    /// The public keys to publish for the realm: the active key and unexpired retired keys.
+    public func publishedKeys(realmID: String) async throws -> [JWK] {
+        let at = now().unixSeconds
+        return try await database.read { db in
+            try db.query("""
+                SELECT public_jwk FROM signing_keys
+                WHERE realm_id = ? AND (status = 'active' OR publish_until > ?)
+                ORDER BY (status = 'active') DESC, created_at DESC, kid
+                """, .text(realmID), .integer(at)).compactMap { row in
+                try? JSONDecoder().decode(JWK.self, from: Data(try row.string("public_jwk").utf8))
+            }
+        }
+    }
+
+    /// Every key of the realm, newest first (for the admin key listing).
+    public func keys(realmID: String) async throws -> [SigningKeyInfo] {
+        try await database.read { db in
+            try db.query("""
+                SELECT kid, algorithm, status, created_at, retired_at, publish_until FROM signing_keys
+                WHERE realm_id = ? ORDER BY (status = 'active') DESC, created_at DESC, kid
+                """, .text(realmID)).map { row in
+                SigningKeyInfo(kid: try row.string("kid"), algorithm: try row.string("algorithm"),
+                               status: try row.string("status"), createdAt: try row.int("created_at"),
+                               retiredAt: try row.optionalInt("retired_at"), publishUntil: try row.optionalInt("publish_until"))
+            }
+        }
+    }
+
+    /// The realm's active key, decrypted, or nil when the realm has none.
+    public func activeKey(realmID: String) async throws -> ActiveSigningKey? {
+        let row = try await database.read { db in
+            try db.queryOne("SELECT kid, algorithm, private_key FROM signing_keys WHERE realm_id = ? AND status = 'active'",
+                            .text(realmID)).map { row in
+                (kid: try row.string("kid"), algorithm: try row.string("algorithm"), sealed: try row.bytes("private_key"))
+            }
+        }
+        guard let row, let algorithm = SigningAlgorithm(rawValue: row.algorithm) else { return nil }
+        let der = try masterKey.open(row.sealed, context: Self.sealContext(realmID: realmID, kid: row.kid))
+        return ActiveSigningKey(kid: row.kid, algorithm: Self.jwsAlgorithm(algorithm), privateKey: try PrivateKey(pkcs8DER: der))
+    }
+
+    /// Associated data binding a sealed key to its realm and kid.
+    static func sealContext(realmID: String, kid: String) -> String { "signing-key:\(realmID):\(kid)" }
+
+    static func jwsAlgorithm(_ algorithm: SigningAlgorithm) -> JWSAlgorithm {
+        switch algorithm {
+        case .es256: .es256
+        case .rs256: .rs256
+        case .edDSA: .edDSA
+        }
+    }
+}

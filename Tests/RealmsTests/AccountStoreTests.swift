@@ -1,0 +1,189 @@
+import JOSE
+import Storage
+import Synchronization
+import Testing
+@testable import Realms
+
+/// Records which accounts had their sessions revoked.
+final class RecordingRevoker: AccountSessionRevoker {
+    let revoked = Mutex<[String]>([])
+
+    func revokeSessions(realmID: String, accountID: String, in executor: any SQLExecutor) throws {
+        revoked.withLock { $0.append("\(realmID)/\(accountID)") }
+    }
+}
+
+@Suite("Account store")
+struct AccountStoreTests {
+    @Test("emails are unique per realm regardless of case, but may repeat across realms")
+    func emailUniqueness() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            _ = try await test.realms.create(id: "other", context: admin)
+            let account = try await test.accounts.create(realmID: "acme", NewAccount(email: "Jane@Example.com", emailVerified: true))
+            #expect(account.email == "jane@example.com")
+            #expect(account.status == .active)
+            #expect(Base64URL.decode(account.id)?.count == 16)
+            let error = await realmsError { try await test.accounts.create(realmID: "acme", NewAccount(email: "jane@example.com")) }
+            #expect(error?.code == .conflict)
+            _ = try await test.accounts.create(realmID: "other", NewAccount(email: "jane@example.com"))
+            #expect(try await test.accounts.account(realmID: "other", id: account.id) == nil)
+        }
+    }
+
+    @Test("an identity links once per (realm, provider, subject)")
+    func identityUnique() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let a = try await test.accounts.create(realmID: "acme", NewAccount(email: "a@example.com"))
+            let b = try await test.accounts.create(realmID: "acme", NewAccount(email: "b@example.com"))
+            _ = try await test.accounts.link(realmID: "acme", provider: "apple", openID: "001.sub", accountID: a.id,
+                                             email: "A@Example.com")
+            let error = await realmsError {
+                try await test.accounts.link(realmID: "acme", provider: "apple", openID: "001.sub", accountID: b.id, email: nil)
+            }
+            #expect(error?.code == .conflict)
+            let identities = try await test.accounts.identities(realmID: "acme", accountID: a.id)
+            #expect(identities.map(\.openId) == ["001.sub"])
+            #expect(identities.first?.email == "A@Example.com")
+            let found = try await test.database.read { db in
+                try AccountStore.load(db, realmID: "acme", provider: "apple", openID: "001.sub")
+            }
+            #expect(found?.id == a.id)
+        }
+    }
+
+    @Test("accounts are filtered by email, status and provider")
+    func filters() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let a = try await test.accounts.create(realmID: "acme", NewAccount(email: "a@example.com"))
+            let b = try await test.accounts.create(realmID: "acme", NewAccount(email: "b@example.com"))
+            _ = try await test.accounts.create(realmID: "acme", NewAccount(email: "c@example.com", status: .disabled))
+            _ = try await test.accounts.link(realmID: "acme", provider: "apple", openID: "s1", accountID: b.id, email: nil)
+            #expect(try await test.accounts.list(realmID: "acme", filter: AccountFilter(email: "A@EXAMPLE.COM")).items.map(\.id)
+                == [a.id])
+            #expect(try await test.accounts.list(realmID: "acme", filter: AccountFilter(status: .disabled)).items.map(\.email)
+                == ["c@example.com"])
+            #expect(try await test.accounts.list(realmID: "acme", filter: AccountFilter(provider: "apple")).items.map(\.id)
+                == [b.id])
+            #expect(try await test.accounts.list(realmID: "acme").items.count == 3)
+        }
+    }
+
+    @Test("paging neither repeats nor skips accounts when others are inserted between pages")
+    func pagingStableUnderInserts() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            var created: [String] = []
+            for index in 0..<5 {
+                created.append(try await test.accounts.create(realmID: "acme", NewAccount(email: "u\(index)@example.com")).id)
+            }
+            var seen: [String] = []
+            var page = try await test.accounts.list(realmID: "acme", page: PageRequest(limit: 2))
+            seen += page.items.map(\.id)
+            // Inserted while the operator pages: same second, random ids, must come after.
+            for index in 5..<8 {
+                created.append(try await test.accounts.create(realmID: "acme", NewAccount(email: "u\(index)@example.com")).id)
+            }
+            while let cursor = page.nextCursor {
+                page = try await test.accounts.list(realmID: "acme", page: PageRequest(limit: 2, cursor: cursor))
+                seen += page.items.map(\.id)
+            }
+            #expect(seen == created)
+        }
+    }
+
+    @Test("disabling an account revokes its sessions and is audited without the email")
+    func disable() async throws {
+        try await TestDatabase.with { test throws in
+            let revoker = RecordingRevoker()
+            let accounts = AccountStore(database: test.database, sessionRevoker: revoker, now: test.clock.now)
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let account = try await accounts.create(realmID: "acme", NewAccount(email: "jane@example.com"))
+            let disabled = try await accounts.update(realmID: "acme", id: account.id,
+                                                     changes: AccountChanges(status: .disabled), context: admin)
+            #expect(disabled.status == .disabled)
+            #expect(revoker.revoked.withLock { $0 } == ["acme/\(account.id)"])
+            _ = try await accounts.update(realmID: "acme", id: account.id, changes: AccountChanges(email: "jane2@example.com"),
+                                          context: admin)
+            let entries = try await test.audit.list(filter: AuditFilter(action: "account.update")).items
+            #expect(entries.first?.changes["email"]?.before.stringValue?.hasPrefix("sha256:") == true)
+            let raw = try await test.rows("SELECT changes FROM admin_audit").map { try $0.string("changes") }.joined()
+            #expect(!raw.contains("jane"))
+        }
+    }
+
+    @Test("status deleted cannot be set by update; an email taken by another account is a conflict")
+    func updateRules() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let a = try await test.accounts.create(realmID: "acme", NewAccount(email: "a@example.com"))
+            _ = try await test.accounts.create(realmID: "acme", NewAccount(email: "b@example.com"))
+            #expect(await realmsError {
+                try await test.accounts.update(realmID: "acme", id: a.id, changes: AccountChanges(status: .deleted), context: admin)
+            }?.fieldIssues.map(\.field) == ["status"])
+            #expect(await realmsError {
+                try await test.accounts.update(realmID: "acme", id: a.id, changes: AccountChanges(email: "B@example.com"),
+                                               context: admin)
+            }?.code == .conflict)
+            #expect(await realmsError {
+                try await test.accounts.update(realmID: "acme", id: "missing", changes: AccountChanges(), context: admin)
+            }?.code == .notFound)
+        }
+    }
+
+    @Test("deleting an account frees its email, keeps only its hash, unlinks identities and revokes sessions")
+    func delete() async throws {
+        try await TestDatabase.with { test throws in
+            let revoker = RecordingRevoker()
+            let accounts = AccountStore(database: test.database, sessionRevoker: revoker, now: test.clock.now)
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let account = try await accounts.create(
+                realmID: "acme", NewAccount(email: "jane@example.com", emailVerified: true,
+                                            name: PersonName(givenName: "Jane", familyName: "Doe")))
+            _ = try await accounts.link(realmID: "acme", provider: "apple", openID: "sub-1", accountID: account.id,
+                                        email: "jane@example.com")
+            try await accounts.delete(realmID: "acme", id: account.id, context: admin)
+
+            let deleted = try #require(try await accounts.account(realmID: "acme", id: account.id))
+            #expect(deleted.status == .deleted)
+            #expect(deleted.email == "deleted+\(account.id)@deleted.invalid")
+            #expect(deleted.name.isEmpty && !deleted.emailVerified)
+            #expect(try await accounts.identities(realmID: "acme", accountID: account.id).isEmpty)
+            #expect(revoker.revoked.withLock { $0 } == ["acme/\(account.id)"])
+            let hash = try await test.rows("SELECT deleted_email_hash FROM accounts WHERE id = ?", .text(account.id))
+                .first?.optionalBytes("deleted_email_hash")
+            #expect(hash == SHA256.hash("jane@example.com"))
+            let raw = try await test.rows("SELECT changes FROM admin_audit").map { try $0.string("changes") }.joined()
+            #expect(!raw.contains("jane") && !raw.contains("Jane") && !raw.contains("Doe"))
+
+            // The email is free again, and the deleted account cannot be edited.
+            _ = try await accounts.create(realmID: "acme", NewAccount(email: "jane@example.com"))
+            #expect(await realmsError {
+                try await accounts.update(realmID: "acme", id: account.id, changes: AccountChanges(status: .active), context: admin)
+            }?.code == .conflict)
+            // Deleting again changes nothing.
+            try await accounts.delete(realmID: "acme", id: account.id, context: admin)
+            #expect(try await test.audit.list(filter: AuditFilter(action: "account.delete")).items.count == 1)
+        }
+    }
+
+    @Test("account names are validated part by part")
+    func nameValidation() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let a = try await test.accounts.create(realmID: "acme", NewAccount(email: "a@example.com"))
+            let error = await realmsError {
+                try await test.accounts.update(realmID: "acme", id: a.id,
+                                               changes: AccountChanges(name: PersonName(givenName: "", familyName: "ok")),
+                                               context: admin)
+            }
+            #expect(error?.fieldIssues.map(\.field) == ["name.givenName"])
+            let named = try await test.accounts.update(realmID: "acme", id: a.id,
+                                                       changes: AccountChanges(name: PersonName(displayName: "Al")),
+                                                       context: admin)
+            #expect(named.name.formatted == "Al")
+        }
+    }
+}

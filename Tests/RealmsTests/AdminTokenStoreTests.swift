@@ -1,0 +1,71 @@
+import JOSE
+import Storage
+import Testing
+@testable import Realms
+
+@Suite("Admin token store")
+struct AdminTokenStoreTests {
+    @Test("a created token authenticates as its name and is stored only as a hash")
+    func createAndAuthenticate() async throws {
+        try await TestDatabase.with { test throws in
+            let token = try await test.adminTokens.create(name: "deploy-bot", context: ChangeContext(actor: "cli"))
+            #expect(token.hasPrefix("hadm_") && token.count > 40)
+            #expect(try await test.adminTokens.authenticate(token) == "deploy-bot")
+            #expect(try await test.adminTokens.authenticate(token + "x") == nil)
+            #expect(try await test.adminTokens.authenticate("") == nil)
+            let rows = try await test.rows("SELECT * FROM admin_tokens")
+            #expect(try rows.first?.bytes("token_hash") == SHA256.hash(token))
+            #expect(!rows.contains { $0.values.contains(.text(token)) })
+            #expect(try await test.adminTokens.list().map(\.name) == ["deploy-bot"])
+        }
+    }
+
+    @Test("names are unique, validated, and 'env' is reserved")
+    func names() async throws {
+        try await TestDatabase.with { test throws in
+            let cli = try ChangeContext(actor: "cli")
+            _ = try await test.adminTokens.create(name: "ops", context: cli)
+            #expect(await realmsError { try await test.adminTokens.create(name: "ops", context: cli) }?.code == .conflict)
+            #expect(await realmsError { try await test.adminTokens.create(name: "env", context: cli) }?.code == .invalidInput)
+            #expect(await realmsError { try await test.adminTokens.create(name: "bad name", context: cli) }?.code == .invalidInput)
+        }
+    }
+
+    @Test("a revoked token stops authenticating at once")
+    func revoke() async throws {
+        try await TestDatabase.with { test throws in
+            let cli = try ChangeContext(actor: "cli")
+            let token = try await test.adminTokens.create(name: "ops", context: cli)
+            try await test.adminTokens.revoke(name: "ops", context: cli)
+            #expect(try await test.adminTokens.authenticate(token) == nil)
+            #expect(await realmsError { try await test.adminTokens.revoke(name: "ops", context: cli) }?.code == .notFound)
+            let actions = try await test.audit.list().items.map(\.action)
+            #expect(actions == ["admin-token.revoke", "admin-token.create"])
+        }
+    }
+
+    @Test("the environment token follows HERALD_ADMIN_TOKEN: registered, replaced, removed")
+    func environmentToken() async throws {
+        try await TestDatabase.with { test throws in
+            let first = String(repeating: "a", count: 32)
+            let second = String(repeating: "b", count: 40)
+            try await test.adminTokens.registerEnvironmentToken(first)
+            #expect(try await test.adminTokens.authenticate(first) == "env")
+            try await test.adminTokens.registerEnvironmentToken(second)
+            #expect(try await test.adminTokens.authenticate(first) == nil)
+            #expect(try await test.adminTokens.authenticate(second) == "env")
+            try await test.adminTokens.registerEnvironmentToken(nil)
+            #expect(try await test.adminTokens.authenticate(second) == nil)
+            #expect(try await test.adminTokens.list().isEmpty)
+        }
+    }
+
+    @Test("an environment token shorter than 32 characters is refused")
+    func shortEnvironmentToken() async throws {
+        try await TestDatabase.with { test throws in
+            let error = await realmsError { try await test.adminTokens.registerEnvironmentToken(String(repeating: "a", count: 31)) }
+            #expect(error?.fieldIssues.map(\.field) == ["HERALD_ADMIN_TOKEN"])
+            #expect(try await test.adminTokens.list().isEmpty)
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import JOSE
+import Storage
+import Testing
+@testable import Realms
+
+@Suite("Realm store")
+struct RealmStoreTests {
+    @Test("a realm created from just an id has every default")
+    func defaults() async throws {
+        try await TestDatabase.with { test throws in
+            let realm = try await test.realms.create(id: "acme", context: admin)
+            #expect(realm.displayName == "acme")
+            #expect(realm.enabled && realm.registrationEnabled && realm.nonceRequired)
+            #expect(realm.emailLinking == .verified)
+            #expect(realm.accessTokenTTL == 900)
+            #expect(realm.refreshTokenTTL == 2_592_000)
+            #expect(realm.loginUrl == nil)
+            #expect(realm.signingAlgorithm == .es256)
+            #expect(realm.rateLimit == RateLimit(failuresPerWindow: 20, windowSeconds: 300))
+            #expect(realm.createdAt == 1_700_000_000)
+            #expect(try await test.realms.realm("acme") == realm)
+        }
+    }
+
+    @Test("creating a realm whose id exists is a conflict")
+    func duplicateID() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let error = await realmsError { try await test.realms.create(id: "acme", context: admin) }
+            #expect(error?.code == .conflict)
+        }
+    }
+
+    @Test("every invalid field is named at once")
+    func invalidFieldsNamed() async throws {
+        try await TestDatabase.with { test throws in
+            let changes = RealmChanges(displayName: "", accessTokenTTL: 5, loginUrl: "http://evil.example.com/",
+                                       failuresPerWindow: 0, windowSeconds: 999_999)
+            let error = await realmsError { try await test.realms.create(id: "Bad_Id", changes: changes, context: admin) }
+            #expect(error?.code == .invalidInput)
+            #expect(Set(error?.fieldIssues.map(\.field) ?? []) == [
+                "id", "displayName", "accessTokenTTL", "loginUrl", "rateLimit.failuresPerWindow", "rateLimit.windowSeconds",
+            ])
+            #expect(try await test.realms.list().items.isEmpty)
+        }
+    }
+
+    @Test("a refresh lifetime shorter than the access lifetime is refused")
+    func refreshShorterThanAccess() async throws {
+        try await TestDatabase.with { test throws in
+            let error = await realmsError {
+                try await test.realms.create(id: "acme", changes: RealmChanges(accessTokenTTL: 3600, refreshTokenTTL: 600),
+                                             context: admin)
+            }
+            #expect(error?.fieldIssues.map(\.field) == ["refreshTokenTTL"])
+        }
+    }
+
+    @Test("an update changes only the given fields and can clear the login URL")
+    func update() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(
+                id: "acme", changes: RealmChanges(loginUrl: "https://login.example.com/"), context: admin)
+            test.clock.advance(by: 60)
+            let updated = try await test.realms.update(
+                "acme", changes: RealmChanges(displayName: "Acme", emailLinking: .never, loginUrl: .some(nil),
+                                              signingAlgorithm: .rs256, windowSeconds: 600),
+                context: admin)
+            #expect(updated.displayName == "Acme")
+            #expect(updated.emailLinking == .never)
+            #expect(updated.loginUrl == nil)
+            #expect(updated.signingAlgorithm == .rs256)
+            #expect(updated.rateLimit == RateLimit(failuresPerWindow: 20, windowSeconds: 600))
+            #expect(updated.updatedAt == updated.createdAt + 60)
+            #expect(try await test.realms.realm("acme") == updated)
+        }
+    }
+
+    @Test("updating or deleting an unknown realm is not found")
+    func unknownRealm() async throws {
+        try await TestDatabase.with { test throws in
+            #expect(await realmsError { try await test.realms.update("nope", changes: RealmChanges(), context: admin) }?
+                .code == .notFound)
+            #expect(await realmsError { try await test.realms.delete("nope", context: admin) }?.code == .notFound)
+            #expect(try await test.realms.realm("nope") == nil)
+            #expect(try await test.realms.realm("NOT A SLUG") == nil)
+        }
+    }
+
+    @Test("realms are listed by id in pages joined by opaque cursors")
+    func paging() async throws {
+        try await TestDatabase.with { test throws in
+            for id in ["delta", "alpha", "echo", "charlie", "bravo"] {
+                _ = try await test.realms.create(id: id, context: admin)
+            }
+            let first = try await test.realms.list(page: PageRequest(limit: 2))
+            #expect(first.items.map(\.id) == ["alpha", "bravo"])
+            let second = try await test.realms.list(page: PageRequest(limit: 2, cursor: first.nextCursor))
+            #expect(second.items.map(\.id) == ["charlie", "delta"])
+            let third = try await test.realms.list(page: PageRequest(limit: 2, cursor: second.nextCursor))
+            #expect(third.items.map(\.id) == ["echo"])
+            #expect(third.nextCursor == nil)
+        }
+    }
+
+    @Test("a cursor from another list or garbage is refused naming the cursor")
+    func badCursor() async throws {
+        try await TestDatabase.with { test throws in
+            for cursor in ["garbage!", Base64URL.encode(Array("accounts:5".utf8))] {
+                let error = await realmsError { try await test.realms.list(page: PageRequest(cursor: cursor)) }
+                #expect(error?.fieldIssues.map(\.field) == ["cursor"])
+            }
+            #expect(throws: RealmsError.self) { try PageRequest(limit: 201) }
+            #expect(throws: RealmsError.self) { try PageRequest(limit: 0) }
+        }
+    }
+
+    @Test("a failing provisioning hook rolls the realm back")
+    func provisioningIsAtomic() async throws {
+        struct ProvisioningFailed: Error {}
+        try await TestDatabase.with { test throws in
+            await #expect(throws: ProvisioningFailed.self) {
+                try await test.realms.create(id: "acme", context: admin) { _, _ in throw ProvisioningFailed() }
+            }
+            #expect(try await test.realms.realm("acme") == nil)
+            #expect(try await test.audit.list().items.isEmpty)
+        }
+    }
+
+    @Test("deleting a realm removes its clients and accounts and is audited")
+    func deleteCascades() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            _ = try await test.clients.create(realmID: "acme", clientID: "web", changes: ClientAppChanges(name: "Web"),
+                                              context: admin)
+            _ = try await test.accounts.create(realmID: "acme", NewAccount(email: "a@example.com"))
+            try await test.realms.delete("acme", context: admin)
+            #expect(try await test.realms.realm("acme") == nil)
+            #expect(try await test.rows("SELECT * FROM client_apps").isEmpty)
+            #expect(try await test.rows("SELECT * FROM accounts").isEmpty)
+            let entry = try #require(try await test.audit.list().items.first)
+            #expect(entry.action == "realm.delete")
+            #expect(entry.target == "realms/acme")
+            #expect(entry.changes["id"] == FieldChange(before: .string("acme"), after: .null))
+        }
+    }
+
+    @Test("create and update are audited with actor, reason and a field diff")
+    func audited() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let context = try ChangeContext(actor: "alice", reason: "longer sessions for ticket 42")
+            _ = try await test.realms.update("acme", changes: RealmChanges(accessTokenTTL: 1800), context: context)
+            let entries = try await test.audit.list().items
+            #expect(entries.map(\.action) == ["realm.update", "realm.create"])
+            let update = entries[0]
+            #expect(update.actor == "alice")
+            #expect(update.reason == "longer sessions for ticket 42")
+            #expect(update.changes == ["accessTokenTTL": FieldChange(before: .number(900), after: .number(1800))])
+            #expect(entries[1].changes["accessTokenTTL"] == FieldChange(before: .null, after: .number(900)))
+            #expect(entries[1].changes["createdAt"] == nil)
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import JOSE
+import Storage
+import Synchronization
+import Testing
+@testable import Realms
+
+/// A fresh, migrated SQLite database in its own temp directory, removed afterwards.
+final class TestDatabase: Sendable {
+    let directory: URL
+    let database: SQLiteDatabase
+    let clock = TestClock()
+
+    init() async throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("herald-realms-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        database = try SQLiteDatabase(path: directory.appendingPathComponent("test.db").path)
+        try await database.migrate(RealmsSchema.migrations)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    var realms: RealmStore { RealmStore(database: database, now: clock.now) }
+    var clients: ClientAppStore { ClientAppStore(database: database, now: clock.now) }
+    var accounts: AccountStore { AccountStore(database: database, now: clock.now) }
+    var adminTokens: AdminTokenStore { AdminTokenStore(database: database, now: clock.now) }
+    var audit: AuditLog { AuditLog(database: database) }
+
+    func appleProviders(masterKey: MasterKey) -> AppleProviderStore {
+        AppleProviderStore(database: database, masterKey: masterKey, now: clock.now)
+    }
+
+    /// Runs `body`, then closes the database.
+    static func with(_ body: (TestDatabase) async throws -> Void) async throws {
+        let test = try await TestDatabase()
+        do {
+            try await body(test)
+        } catch {
+            await test.database.close()
+            throw error
+        }
+        await test.database.close()
+    }
+
+    /// The raw rows of a table, to check what is (and is not) stored.
+    func rows(_ sql: String, _ parameters: SQLValue...) async throws -> [Row] {
+        let parameters = parameters
+        return try await database.read { db in try db.query(sql, parameters) }
+    }
+}
+
+/// A clock tests move by hand.
+final class TestClock: Sendable {
+    private let current = Mutex(Date(timeIntervalSince1970: 1_700_000_000))
+
+    var now: @Sendable () -> Date { { [self] in current.withLock { $0 } } }
+
+    func advance(by seconds: TimeInterval) {
+        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+}
+
+/// The operator of most tests.
+let admin = try! ChangeContext(actor: "ops", reason: "testing")
+
+/// The `RealmsError` a call throws; records an issue when it throws nothing or something else.
+func realmsError<R>(sourceLocation: SourceLocation = #_sourceLocation,
+                    _ body: () async throws -> R) async -> RealmsError? {
+    await #expect(throws: RealmsError.self, sourceLocation: sourceLocation) { _ = try await body() }
+}
+
+/// A PKCS#8 PEM for a private key, as Apple's .p8 files are.
+func pem(of key: PrivateKey) throws -> String {
+    let base64 = Data(try key.pkcs8DER()).base64EncodedString()
+    var lines: [String] = []
+    var rest = Substring(base64)
+    while !rest.isEmpty {
+        lines.append(String(rest.prefix(64)))
+        rest = rest.dropFirst(64)
+    }
+    return "-----BEGIN PRIVATE KEY-----\n" + lines.joined(separator: "\n") + "\n-----END PRIVATE KEY-----\n"
+}
