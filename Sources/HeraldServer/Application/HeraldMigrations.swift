@@ -1,3 +1,4 @@
+import HeraldApple
 import Realms
 import Storage
 import TokenIssuer
@@ -6,6 +7,7 @@ import TokenIssuer
 /// tables of modules listed before it).
 enum HeraldMigrations {
     static var all: [Migration] {
-        RealmsSchema.migrations + TokenIssuerSchema.migrations
+        RealmsSchema.migrations + TokenIssuerSchema.migrations + AppleReplayStore.migrations
+            + LoginAttemptLimiter.migrations
     }
 }
