@@ -1,5 +1,7 @@
+import Foundation
 import HTTPServer
 import Realms
+import Storage
 import TokenIssuer
 
 /// An admin route handler, called only after the admin token was checked.
@@ -27,9 +29,15 @@ struct AdminStores: Sendable {
     let adminTokens: AdminTokenStore
     let audit: AuditLog
     let keyRing: SigningKeyRing
+    let tokens: TokenService
+    let database: any Database
+    let now: @Sendable () -> Date
 
     init(context: HeraldContext, sessionRevoker: any AccountSessionRevoker) {
         let database = context.database
+        self.database = database
+        tokens = context.tokens
+        now = context.now
         realms = RealmStore(database: database, now: context.now)
         appleProviders = AppleProviderStore(database: database, masterKey: context.masterKey, now: context.now)
         clients = ClientAppStore(database: database, now: context.now)
@@ -57,7 +65,8 @@ struct AdminRoutes: RouteGroup {
     static func routes(_ stores: AdminStores) -> [AdminRoute] {
         RealmAdminHandlers(stores: stores).routes + AppleProviderAdminHandlers(stores: stores).routes
             + ClientAdminHandlers(stores: stores).routes + AccountAdminHandlers(stores: stores).routes
-            + AuditAdminHandlers(stores: stores).routes
+            + AuditAdminHandlers(stores: stores).routes + KeyAdminHandlers(stores: stores).routes
+            + SessionAdminHandlers(stores: stores).routes
     }
 
     func register(in router: inout Router, endpoint: Endpoint) {

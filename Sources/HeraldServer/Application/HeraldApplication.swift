@@ -1,5 +1,7 @@
 import Foundation
 import HTTPServer
+import HeraldApple
+import TokenIssuer
 import JOSE
 import Storage
 
@@ -15,10 +17,17 @@ public final class HeraldApplication: Sendable {
         let database = try await openDatabase(configuration: configuration)
         do {
             let masterKey = try MasterKeyLoader.load(configuration: configuration)
+            let tokens = TokenService(database: database, masterKey: masterKey, publicURL: configuration.publicURL,
+                                      now: now)
+            let jwksURL = URL(string: configuration.appleJWKSURL) ?? AppleJWKSClientConfiguration.defaultURL
+            let jwks = AppleJWKSCache(configuration: AppleJWKSClientConfiguration(url: jwksURL), now: now)
+            let verifier = AppleIdentityVerifier(jwks: jwks, replayStore: AppleReplayStore(database: database), now: now)
+            let nativeLogin = AppleNativeLogin(database: database, verifier: verifier, tokens: tokens,
+                                               limiter: LoginAttemptLimiter(database: database, now: now), now: now)
             let context = HeraldContext(configuration: configuration, database: database, masterKey: masterKey,
                                         logger: logger, now: now,
                                         clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
-                                        metrics: HeraldMetrics())
+                                        metrics: HeraldMetrics(), tokens: tokens, nativeLogin: nativeLogin)
             try await HeraldBootstrap.run(context: context)
             return HeraldApplication(context: context)
         } catch {
@@ -67,8 +76,9 @@ public final class HeraldApplication: Sendable {
 
     /// Every route group, in registration order.
     static func routeGroups(context: HeraldContext) -> [any RouteGroup] {
-        [OpsRoutes(context: context), OpenAPIRoutes(), PublicKeyRoutes(context: context), AdminRoutes(context: context),
-         OAuthRoutes(context: context)]
+        [OpsRoutes(context: context), OpenAPIRoutes(), PublicKeyRoutes(context: context),
+         AdminRoutes(context: context, sessionRevoker: SessionRevoker(now: context.now)),
+         NativeLoginRoutes(context: context), SessionRoutes(context: context), OAuthRoutes(context: context)]
     }
 
     /// The routes the server answers, for the OpenAPI agreement test.

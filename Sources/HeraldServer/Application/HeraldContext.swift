@@ -2,6 +2,8 @@ import Foundation
 import JOSE
 import Storage
 import HTTPServer
+import HeraldApple
+import TokenIssuer
 
 /// What route groups share: configuration, the database, the master key, the clock, logging.
 public struct HeraldContext: Sendable {
@@ -12,6 +14,10 @@ public struct HeraldContext: Sendable {
     public let now: @Sendable () -> Date
     public let clientAddresses: ClientAddressResolver
     public let metrics: HeraldMetrics
+    /// Sessions and tokens (one instance: it caches decrypted signing keys).
+    public let tokens: TokenService
+    /// Apple native login (one instance: its JWKS cache is shared by every request).
+    public let nativeLogin: AppleNativeLogin
 
     /// Current time as unix seconds, the unit stored everywhere.
     public var unixNow: Int64 { Int64(now().timeIntervalSince1970) }

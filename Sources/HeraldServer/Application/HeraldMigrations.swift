@@ -1,4 +1,5 @@
 import Grants
+import HeraldApple
 import Realms
 import Storage
 import TokenIssuer
@@ -7,6 +8,8 @@ import TokenIssuer
 /// tables of modules listed before it).
 enum HeraldMigrations {
     static var all: [Migration] {
-        RealmsSchema.migrations + TokenIssuerSchema.migrations + GrantsSchema.migrations
+        RealmsSchema.migrations + TokenIssuerSchema.migrations + AppleReplayStore.migrations
+            + LoginAttemptLimiter.migrations
+            + GrantsSchema.migrations
     }
 }

@@ -7,17 +7,19 @@ import Storage
 /// realm's JWKS until every token they signed has expired. Private keys are sealed with
 /// AES-256-GCM under the master key, bound to realm and kid.
 public struct SigningKeyRing: Sendable {
-    /// How long a retired key stays in the JWKS: longer than any token lifetime (access
-    /// tokens live at most a day; ID tokens as long).
-    public static let defaultRetiredKeyRetention: Int64 = 172_800
+    /// Extra seconds a retired key stays published past the longest token lifetime, covering
+    /// clock skew between nodes and verifiers.
+    public static let retentionLeeway: Int64 = 300
 
     private let database: any Database
     private let masterKey: MasterKey
-    private let retiredKeyRetention: Int64
+    /// Fixed retention (tests); nil computes it per realm from its token lifetimes.
+    private let retiredKeyRetention: Int64?
     private let now: @Sendable () -> Date
 
-    public init(database: any Database, masterKey: MasterKey,
-                retiredKeyRetention: Int64 = SigningKeyRing.defaultRetiredKeyRetention,
+    /// `retiredKeyRetention` nil (the default) keeps a retired key published for
+    /// max(realm access-token TTL, client overrides, ID-token TTL) + leeway after rotation.
+    public init(database: any Database, masterKey: MasterKey, retiredKeyRetention: Int64? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.masterKey = masterKey
@@ -42,10 +44,11 @@ public struct SigningKeyRing: Sendable {
     @discardableResult
     public func activate(_ key: PreparedSigningKey, in db: any SQLExecutor) throws -> SigningKeyInfo {
         let at = now().unixSeconds
+        let retention = try retiredKeyRetention ?? Self.retention(db, realmID: key.realmID)
         try db.execute("""
             UPDATE signing_keys SET status = 'retired', retired_at = ?, publish_until = ?
             WHERE realm_id = ? AND status = 'active'
-            """, .integer(at), .integer(at + retiredKeyRetention), .text(key.realmID))
+            """, .integer(at), .integer(at + retention), .text(key.realmID))
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let jwk = String(decoding: try encoder.encode(key.publicJWK), as: UTF8.self)
@@ -66,6 +69,41 @@ public struct SigningKeyRing: Sendable {
             try RealmStore.requireRealm(db, id: realmID)
             return try ring.activate(key, in: db)
         }
+    }
+
+    /// An operator's rotation: a new active key of the realm's configured algorithm, audited
+    /// as `keys.rotate`. Throws `RealmsError.notFound` for an unknown realm.
+    public func rotate(realmID: String, context: ChangeContext) async throws -> SigningKeyInfo {
+        guard let realm = try await RealmStore(database: database, now: now).realm(realmID) else {
+            throw RealmsError.notFound("realm")
+        }
+        let key = try prepareKey(realmID: realmID, algorithm: realm.signingAlgorithm)
+        let ring = self
+        let at = now().unixSeconds
+        return try await database.write { db in
+            try RealmStore.requireRealm(db, id: realmID)
+            let previous = try db.queryOne("SELECT kid FROM signing_keys WHERE realm_id = ? AND status = 'active'",
+                                           .text(realmID)).map { try $0.string("kid") }
+            let info = try ring.activate(key, in: db)
+            try AuditLog.record(db, at: at, context: context, action: "keys.rotate", target: "realms/\(realmID)/keys",
+                                realmID: realmID, changes: [
+                                    "activeKid": FieldChange(before: previous.map { .string($0) } ?? .null, after: .string(info.kid)),
+                                    "algorithm": FieldChange(before: .null, after: .string(info.algorithm)),
+                                ])
+            return info
+        }
+    }
+
+    /// How long a key retired now must stay published: every token it signed has expired by then.
+    static func retention(_ db: any SQLExecutor, realmID: String) throws -> Int64 {
+        let row = try db.queryOne("""
+            SELECT r.access_token_ttl AS realm_ttl,
+                   (SELECT MAX(c.access_token_ttl) FROM client_apps c WHERE c.realm_id = r.id) AS client_ttl
+            FROM realms r WHERE r.id = ?
+            """, .text(realmID))
+        let realmTTL = try row?.optionalInt("realm_ttl") ?? Int64(Realm.accessTokenTTLRange.upperBound)
+        let clientTTL = try row?.optionalInt("client_ttl") ?? 0
+        return max(realmTTL, clientTTL, Int64(TokenService.idTokenTTL)) + retentionLeeway
     }
 
     /// The public keys to publish for the realm: the active key and unexpired retired keys.

@@ -22,5 +22,40 @@ public enum TokenIssuerSchema {
             """,
             "CREATE INDEX signing_keys_realm ON signing_keys (realm_id, status)",
         ]),
+        Migration(module: "tokens", version: 2, name: "sessions and refresh tokens", statements: [
+            // A session is one refresh family: bound to its client (and IP when ip_binding),
+            // with an absolute expiry. Access tokens carry its id (`sid`), so revoking it
+            // (revoked_at) ends them at once; validation reads this row by primary key.
+            """
+            CREATE TABLE sessions (
+                id TEXT PRIMARY KEY,
+                realm_id TEXT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                scope TEXT NOT NULL,
+                client_ip TEXT NOT NULL,
+                ip_binding INTEGER NOT NULL,
+                auth_time INTEGER NOT NULL,
+                access_token_ttl INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                last_refreshed_at INTEGER,
+                revoked_at INTEGER,
+                revoke_reason TEXT
+            )
+            """,
+            "CREATE INDEX sessions_account ON sessions (realm_id, account_id, created_at)",
+            // Only SHA-256 of each refresh token is stored; rotated_at marks a used token, whose
+            // second presentation revokes the family.
+            """
+            CREATE TABLE refresh_tokens (
+                token_hash BLOB PRIMARY KEY,
+                session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                created_at INTEGER NOT NULL,
+                rotated_at INTEGER
+            )
+            """,
+            "CREATE INDEX refresh_tokens_session ON refresh_tokens (session_id)",
+        ]),
     ]
 }

@@ -1,0 +1,70 @@
+import Foundation
+import Realms
+import Storage
+import Synchronization
+
+/// Counts failed logins per (realm, client IP) in fixed windows stored in the database, so
+/// several Herald nodes share one count. A window is keyed by its start (unix seconds).
+public final class LoginAttemptLimiter: Sendable {
+    /// The `login` module's schema; apply with `Database.migrate`.
+    public static let migrations: [Migration] = [
+        Migration(module: "login", version: 1, name: "login failure windows", statements: [
+            """
+            CREATE TABLE login_failures (
+                realm_id TEXT NOT NULL,
+                client_ip TEXT NOT NULL,
+                window_start INTEGER NOT NULL,
+                failures INTEGER NOT NULL,
+                PRIMARY KEY (realm_id, client_ip, window_start)
+            )
+            """,
+            "CREATE INDEX login_failures_window ON login_failures (window_start)",
+        ]),
+    ]
+
+    /// Windows older than this are purged (longer than any configurable window).
+    static let retentionSeconds: Int64 = 2 * 86_400
+
+    private let database: any Database
+    private let now: @Sendable () -> Date
+    private let lastPurge = Mutex<Int64>(0)
+
+    public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.database = database
+        self.now = now
+    }
+
+    /// Seconds until the current window ends when the limit is reached, else nil.
+    public func retryAfter(realmID: String, clientIP: String, limit: RateLimit) async throws -> Int? {
+        let at = now().unixSeconds
+        let window = Int64(max(1, limit.windowSeconds))
+        let start = at - at % window
+        let failures = try await database.read { db in
+            try db.queryOne("SELECT failures FROM login_failures WHERE realm_id = ? AND client_ip = ? AND window_start = ?",
+                            .text(realmID), .text(clientIP), .integer(start))?.int("failures") ?? 0
+        }
+        guard failures >= Int64(limit.failuresPerWindow) else { return nil }
+        return Int(max(1, start + window - at))
+    }
+
+    /// Counts one failure in the current window.
+    public func recordFailure(realmID: String, clientIP: String, limit: RateLimit) async throws {
+        let at = now().unixSeconds
+        let window = Int64(max(1, limit.windowSeconds))
+        let start = at - at % window
+        let purge = lastPurge.withLock { last -> Bool in
+            guard at - last >= 60 else { return false }
+            last = at
+            return true
+        }
+        try await database.write { db in
+            try db.execute("""
+                INSERT INTO login_failures (realm_id, client_ip, window_start, failures) VALUES (?, ?, ?, 1)
+                ON CONFLICT (realm_id, client_ip, window_start) DO UPDATE SET failures = login_failures.failures + 1
+                """, .text(realmID), .text(clientIP), .integer(start))
+            if purge {
+                try db.execute("DELETE FROM login_failures WHERE window_start < ?", .integer(at - Self.retentionSeconds))
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import HTTPServer
+import JOSE
+import Realms
+import TokenIssuer
+
+/// The first-party session API under `/api/auth/:realm`: refresh (rotation), logout, me.
+struct SessionRoutes: RouteGroup {
+    let context: HeraldContext
+
+    func register(in router: inout Router, endpoint: Endpoint) {
+        let context = self.context
+        router.add("POST", "/api/auth/:realm/session/refresh", endpoint.handler { request in
+            try await Self.refresh(request, context: context)
+        })
+        router.add("POST", "/api/auth/:realm/session/logout", endpoint.handler { request in
+            try await Self.logout(request, context: context)
+        })
+        router.add("GET", "/api/auth/:realm/me", endpoint.handler { request in
+            try await Self.me(request, context: context)
+        })
+    }
+
+    static func refresh(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
+        let realm = try await enabledRealm(request, context: context)
+        var body = try JSONRequestBody(request)
+        let token = body.string("refreshToken", required: true, maxLength: 512)
+        let clientID = body.string("clientId", required: true, maxLength: 128)
+        try body.validate()
+        guard let token, let clientID else { throw APIError.badRequest("Invalid request") }
+        guard let client = try await ClientAppStore(database: context.database, now: context.now)
+            .client(realmID: realm.id, clientID: clientID), client.enabled else {
+            throw APIError(status: 401, code: "unauthorized", message: "Invalid refresh token")
+        }
+        do {
+            let tokens = try await context.tokens.refresh(realmID: realm.id, clientID: client.clientId, refreshToken: token,
+                                                          scope: nil, clientIP: context.clientAddresses.clientAddress(of: request))
+            return .json(SessionTokensResponse(message: "Token refreshed", tokens: tokens, isNewUser: false), noStore: true)
+        } catch {
+            throw APIError(refreshFailure: error)
+        }
+    }
+
+    static func logout(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
+        let realm = try await enabledRealm(request, context: context)
+        let claims = try await authenticate(request, realmID: realm.id, context: context)
+        var refreshToken: String?
+        if !request.body.isEmpty {
+            var body = try JSONRequestBody(request)
+            refreshToken = body.string("refreshToken", maxLength: 512)
+            try body.validate()
+        }
+        try await context.tokens.revokeSession(realmID: realm.id, sessionID: claims.sessionID)
+        // Holding a refresh token is holding its session, so revoking the one presented is safe
+        // even when it belongs to another session of the app.
+        if let refreshToken, let other = await context.tokens.sessionID(ofRefreshToken: refreshToken, realmID: realm.id),
+           other != claims.sessionID {
+            try await context.tokens.revokeSession(realmID: realm.id, sessionID: other)
+        }
+        return .json(["message": "Logged out"], noStore: true)
+    }
+
+    static func me(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
+        let realm = try await enabledRealm(request, context: context)
+        let claims = try await authenticate(request, realmID: realm.id, context: context)
+        let accounts = AccountStore(database: context.database, now: context.now)
+        guard let account = try await accounts.account(realmID: realm.id, id: claims.sub) else {
+            throw APIError.accountDeleted
+        }
+        let identities = try await accounts.identities(realmID: realm.id, accountID: account.id)
+        return .json(MeResponse(account: account, identities: identities), noStore: true)
+    }
+
+    static func enabledRealm(_ request: HTTPRequest, context: HeraldContext) async throws -> Realm {
+        guard let realm = try await RealmStore(database: context.database, now: context.now)
+            .enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
+        return realm
+    }
+
+    /// The valid access token's claims, or the contract's 401/403 for why it is not valid.
+    static func authenticate(_ request: HTTPRequest, realmID: String, context: HeraldContext) async throws -> AccessTokenClaims {
+        guard let header = request.headers["Authorization"], let token = AdminAuthenticator.bearerToken(header) else {
+            throw APIError.unauthorized
+        }
+        switch await context.tokens.validateAccessToken(token, realmID: realmID) {
+        case .valid(let claims): return claims
+        case .invalid: throw APIError.invalidAccessToken
+        case .expired: throw APIError.tokenExpired
+        case .revoked: throw APIError.tokenRevoked
+        case .accountDisabled: throw APIError.accountDisabled
+        case .accountDeleted: throw APIError.accountDeleted
+        }
+    }
+}
+
+/// `GET /me`: the account with its linked providers.
+struct MeResponse: Encodable, Sendable {
+    let account: Account
+    let identities: [Identity]
+
+    private enum CodingKeys: String, CodingKey { case id, email, emailVerified, isPrivateEmail, name, status, createdAt, identities }
+    private enum IdentityKeys: String, CodingKey { case provider, linkedAt }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(account.id, forKey: .id)
+        try container.encode(account.email, forKey: .email)
+        try container.encode(account.emailVerified, forKey: .emailVerified)
+        try container.encode(account.isPrivateEmail, forKey: .isPrivateEmail)
+        try container.encode(account.name, forKey: .name)
+        try container.encode(account.status.rawValue, forKey: .status)
+        try container.encode(account.createdAt, forKey: .createdAt)
+        var list = container.nestedUnkeyedContainer(forKey: .identities)
+        for identity in identities {
+            var item = list.nestedContainer(keyedBy: IdentityKeys.self)
+            try item.encode(identity.provider, forKey: .provider)
+            try item.encode(identity.linkedAt, forKey: .linkedAt)
+        }
+    }
+}
+
+extension APIError {
+    private static let bearerChallenge = [("WWW-Authenticate", #"Bearer error="invalid_token""#)]
+    static let invalidAccessToken = APIError(status: 401, code: "unauthorized", message: "Invalid access token",
+                                             headers: bearerChallenge)
+    static let tokenExpired = APIError(status: 401, code: "token_expired", message: "The token has expired",
+                                       headers: bearerChallenge)
+    static let tokenRevoked = APIError(status: 401, code: "token_revoked", message: "The token has been revoked",
+                                       headers: bearerChallenge)
+    static let accountDeleted = APIError(status: 401, code: "account_deleted", message: "The account has been deleted",
+                                         headers: bearerChallenge)
+
+    /// The session API's answer for a refused refresh.
+    init(refreshFailure error: TokenError) {
+        switch error.code {
+        case .invalidGrant, .clientMismatch, .ipMismatch:
+            self = APIError(status: 401, code: "unauthorized", message: "Invalid refresh token")
+        case .reuseDetected, .revoked: self = .tokenRevoked
+        case .expired: self = .tokenExpired
+        case .accountDisabled: self = .accountDisabled
+        case .accountDeleted: self = .accountDeleted
+        case .invalidScope: self = .badRequest("Invalid scope")
+        case .noSigningKey: self = .internalError
+        }
+    }
+}

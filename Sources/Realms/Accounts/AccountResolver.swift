@@ -1,0 +1,126 @@
+import Foundation
+import Storage
+
+/// Finds or creates the account of a provider login: open_id → verified email → create,
+/// all in one write transaction. With the single writer and the identities primary key
+/// (realm, provider, open_id), two concurrent first logins of one subject make one account.
+public struct AccountResolver: Sendable {
+    /// The domain of placeholder emails (`{sub}@apple.placeholder`).
+    public static func placeholderDomain(provider: String) -> String { "\(provider).placeholder" }
+
+    private let database: any Database
+    private let now: @Sendable () -> Date
+
+    public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.database = database
+        self.now = now
+    }
+
+    /// Resolves `claims` to an account of the realm; throws `AccountResolutionError` or a storage error.
+    public func resolve(realmID: String, claims: ProviderIdentityClaims) async throws -> AccountResolution {
+        let at = now().unixSeconds
+        let claims = Self.sanitized(claims)
+        return try await database.write { db in try Self.resolve(db, realmID: realmID, claims: claims, at: at) }
+    }
+
+    /// The resolution inside the caller's write transaction.
+    public static func resolve(_ db: any SQLExecutor, realmID: String, claims: ProviderIdentityClaims,
+                               at: Int64) throws -> AccountResolution {
+        guard let realm = try RealmStore.load(db, id: realmID) else { throw AccountResolutionError(.realmNotFound) }
+        let email = claims.email.map(AccountStore.normalizedEmail)
+
+        // 1. The identity is known.
+        if let account = try AccountStore.load(db, realmID: realmID, provider: claims.provider, openID: claims.subject) {
+            switch account.status {
+            case .active:
+                let updated = try fillMissing(db, account: account, claims: claims, email: email, at: at)
+                if email != nil {
+                    try db.execute("""
+                        UPDATE identities SET email = ? WHERE realm_id = ? AND provider = ? AND open_id = ? AND email IS NULL
+                        """, .optional(email), .text(realmID), .text(claims.provider), .text(claims.subject))
+                }
+                return AccountResolution(account: updated, isNewUser: false, linkedByEmail: false)
+            case .disabled:
+                throw AccountResolutionError(.accountDisabled)
+            case .deleted:
+                // Deletion unlinks identities; a leftover link must not revive the account.
+                try db.execute("DELETE FROM identities WHERE realm_id = ? AND provider = ? AND open_id = ?",
+                               .text(realmID), .text(claims.provider), .text(claims.subject))
+            }
+        }
+
+        // 2. Link to an active account with the same verified email.
+        let owner = try email.flatMap { try AccountStore.load(db, realmID: realmID, email: $0) }
+        if let email, let owner, claims.emailVerified, realm.emailLinking == .verified, owner.status == .active,
+           owner.emailVerified {
+            try AccountStore.link(db, Identity(realmId: realmID, provider: claims.provider, openId: claims.subject,
+                                               accountId: owner.id, email: email, linkedAt: at))
+            let updated = try fillMissing(db, account: owner, claims: claims, email: email, at: at)
+            return AccountResolution(account: updated, isNewUser: false, linkedByEmail: true)
+        }
+
+        // 3. Create.
+        guard realm.registrationEnabled else { throw AccountResolutionError(.registrationDisabled) }
+        let new: NewAccount
+        if let email, owner == nil {
+            new = NewAccount(email: email, emailVerified: claims.emailVerified, isPrivateEmail: claims.isPrivateEmail,
+                             name: claims.name)
+        } else {
+            // No email, or it belongs to an account we may not link: a unique placeholder keeps
+            // the email column NOT NULL and unique; the provider's email stays on the identity.
+            new = NewAccount(email: placeholder(claims), emailVerified: false, isPrivateEmail: false, name: claims.name)
+        }
+        let account = try AccountStore.insert(db, realmID: realmID, new, at: at)
+        try AccountStore.link(db, Identity(realmId: realmID, provider: claims.provider, openId: claims.subject,
+                                           accountId: account.id, email: email, linkedAt: at))
+        return AccountResolution(account: account, isNewUser: true, linkedByEmail: false)
+    }
+
+    /// A later login fills what the account lacks (name parts, a real email instead of the
+    /// placeholder when that email is free); it never overwrites what is there.
+    static func fillMissing(_ db: any SQLExecutor, account: Account, claims: ProviderIdentityClaims, email: String?,
+                            at: Int64) throws -> Account {
+        var updated = account
+        if updated.name.givenName == nil { updated.name.givenName = claims.name.givenName }
+        if updated.name.familyName == nil { updated.name.familyName = claims.name.familyName }
+        if updated.name.displayName == nil { updated.name.displayName = claims.name.displayName }
+        if let email, isPlaceholder(account.email), try AccountStore.load(db, realmID: account.realmId, email: email) == nil {
+            updated.email = email
+            updated.emailVerified = claims.emailVerified
+            updated.isPrivateEmail = claims.isPrivateEmail
+        }
+        guard updated != account else { return account }
+        updated.updatedAt = at
+        try db.execute("""
+            UPDATE accounts SET email = ?, email_verified = ?, is_private_email = ?, given_name = ?, family_name = ?,
+                display_name = ?, updated_at = ?
+            WHERE realm_id = ? AND id = ?
+            """,
+            .text(updated.email), SQLValue(updated.emailVerified), SQLValue(updated.isPrivateEmail),
+            .optional(updated.name.givenName), .optional(updated.name.familyName), .optional(updated.name.displayName),
+            .integer(at), .text(account.realmId), .text(account.id))
+        return updated
+    }
+
+    /// `{sub}@{provider}.placeholder`, lowercased like every stored email.
+    static func placeholder(_ claims: ProviderIdentityClaims) -> String {
+        AccountStore.normalizedEmail("\(claims.subject)@\(placeholderDomain(provider: claims.provider))")
+    }
+
+    /// Whether an email is a login placeholder (never deliverable; replaceable by a real one).
+    public static func isPlaceholder(_ email: String) -> Bool { email.hasSuffix(".placeholder") }
+
+    /// Drops name parts and emails that could not be stored (too long, control characters).
+    static func sanitized(_ claims: ProviderIdentityClaims) -> ProviderIdentityClaims {
+        var result = claims
+        func clean(_ part: String?) -> String? {
+            guard let text = part?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty,
+                  InputRules.textProblem(text) == nil else { return nil }
+            return text
+        }
+        result.name = PersonName(givenName: clean(claims.name.givenName), familyName: clean(claims.name.familyName),
+                                 displayName: clean(claims.name.displayName))
+        if let email = claims.email, InputRules.emailProblem(email) != nil { result.email = nil }
+        return result
+    }
+}

@@ -1,0 +1,31 @@
+/// What a grant (native login, authorization code) asks a new session for.
+public struct SessionRequest: Sendable {
+    public var realmID: String
+    public var clientID: String
+    public var accountID: String
+    public var scope: [String]
+    /// The IP the session is bound to when `ipBinding` is set.
+    public var clientIP: String
+    /// When the user authenticated (unix seconds), for the ID token's `auth_time`.
+    public var authTime: Int64
+    /// From /authorize; goes into the ID token.
+    public var nonce: String?
+    /// Realm defaults or client overrides, resolved by the caller (seconds).
+    public var accessTokenTTL: Int
+    public var refreshTokenTTL: Int
+    public var ipBinding: Bool
+
+    public init(realmID: String, clientID: String, accountID: String, scope: [String], clientIP: String,
+                authTime: Int64, nonce: String? = nil, accessTokenTTL: Int, refreshTokenTTL: Int, ipBinding: Bool) {
+        self.realmID = realmID
+        self.clientID = clientID
+        self.accountID = accountID
+        self.scope = scope
+        self.clientIP = clientIP
+        self.authTime = authTime
+        self.nonce = nonce
+        self.accessTokenTTL = accessTokenTTL
+        self.refreshTokenTTL = refreshTokenTTL
+        self.ipBinding = ipBinding
+    }
+}

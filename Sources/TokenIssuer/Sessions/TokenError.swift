@@ -1,0 +1,30 @@
+/// Why a session operation was refused. The description never holds a token.
+public struct TokenError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, stable for callers to switch on.
+    public enum Code: String, Sendable, Equatable {
+        /// Unknown refresh token (or one of another realm).
+        case invalidGrant
+        /// A rotated refresh token was presented again; its whole session is now revoked.
+        case reuseDetected
+        /// The session reached its absolute expiry.
+        case expired
+        /// The session was revoked (logout, admin, account disabled).
+        case revoked
+        /// The refresh token belongs to another client.
+        case clientMismatch
+        /// The session is bound to another IP address.
+        case ipMismatch
+        case accountDisabled
+        case accountDeleted
+        /// The requested scope is not within the session's scope.
+        case invalidScope
+        /// The realm does not exist or has no active signing key.
+        case noSigningKey
+    }
+
+    public let code: Code
+
+    public init(_ code: Code) { self.code = code }
+
+    public var description: String { "TokenError(\(code.rawValue))" }
+}

@@ -1,0 +1,364 @@
+import Foundation
+import JOSE
+import Realms
+import Storage
+
+/// Sessions and the tokens they hand out: a session is one refresh family per login, bound
+/// to its client (and IP when the client asks for it), with an absolute expiry. Refresh
+/// rotates the token; a rotated token presented again revokes the whole family. Access tokens
+/// are RFC 9068 JWTs signed with the realm's active key; validating one reads its session row
+/// (one primary-key lookup), so a revoked session ends its access tokens at once.
+public final class TokenService: Sendable {
+    /// Lifetime of ID tokens, in seconds.
+    public static let idTokenTTL = 3600
+    /// Random bytes in a refresh token (256 bits).
+    public static let refreshTokenBytes = 32
+    /// Longest access token accepted for parsing.
+    static let maxAccessTokenLength = 8192
+
+    private let database: any Database
+    private let masterKey: MasterKey
+    private let publicURL: String
+    private let now: @Sendable () -> Date
+    private let keys = SigningKeyCache()
+
+    /// `publicURL` is the base of every issuer (`{publicURL}/api/oauth/{realm}`), without a trailing slash.
+    public init(database: any Database, masterKey: MasterKey, publicURL: String,
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.database = database
+        self.masterKey = masterKey
+        self.publicURL = publicURL
+        self.now = now
+    }
+
+    /// The issuer of a realm's tokens.
+    public func issuer(realmID: String) -> String { "\(publicURL)/api/oauth/\(realmID)" }
+
+    // MARK: - Sessions
+
+    /// Starts a session for an authenticated account and issues its first tokens. Throws
+    /// `TokenError` (`accountDisabled`, `accountDeleted`, `noSigningKey`) or a storage error.
+    public func startSession(_ request: SessionRequest) async throws -> IssuedTokens {
+        let at = now().unixSeconds
+        let sessionID = SecureRandom.token(byteCount: 16)
+        let refreshToken = SecureRandom.token(byteCount: Self.refreshTokenBytes)
+        let hash = Self.hash(refreshToken)
+        let expiresAt = at + Int64(request.refreshTokenTTL)
+        let material = try await database.write { db -> SigningMaterial in
+            guard let account = try AccountStore.load(db, realmID: request.realmID, id: request.accountID) else {
+                throw TokenError(.accountDeleted)
+            }
+            switch account.status {
+            case .active: break
+            case .disabled: throw TokenError(.accountDisabled)
+            case .deleted: throw TokenError(.accountDeleted)
+            }
+            let key = try Self.activeKey(db, realmID: request.realmID)
+            try db.execute("""
+                INSERT INTO sessions (id, realm_id, client_id, account_id, scope, client_ip, ip_binding, auth_time,
+                    access_token_ttl, created_at, expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                .text(sessionID), .text(request.realmID), .text(request.clientID), .text(request.accountID),
+                .text(request.scope.joined(separator: " ")), .text(request.clientIP), SQLValue(request.ipBinding),
+                .integer(request.authTime), .integer(Int64(request.accessTokenTTL)), .integer(at), .integer(expiresAt))
+            try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
+                           .blob(hash), .text(sessionID), .integer(at))
+            return SigningMaterial(key: key, account: account)
+        }
+        let session = SessionSnapshot(id: sessionID, realmID: request.realmID, clientID: request.clientID,
+                                      accountID: request.accountID, scope: request.scope, authTime: request.authTime,
+                                      accessTokenTTL: request.accessTokenTTL, expiresAt: expiresAt)
+        return try sign(session: session, scope: request.scope, material: material, refreshToken: refreshToken,
+                        nonce: request.nonce, at: at)
+    }
+
+    /// Rotates a refresh token: the presented one dies and a new one is returned with a new
+    /// access token. A rotated token presented again revokes its whole session (`reuseDetected`).
+    /// `scope` may narrow the new access token's scope to a subset of the session's.
+    public func refresh(realmID: String, clientID: String, refreshToken: String, scope: [String]?,
+                        clientIP: String) async throws(TokenError) -> IssuedTokens {
+        let at = now().unixSeconds
+        let presented = Self.hash(refreshToken)
+        let replacement = SecureRandom.token(byteCount: Self.refreshTokenBytes)
+        let replacementHash = Self.hash(replacement)
+        let step: RefreshStep
+        do {
+            step = try await database.write { db -> RefreshStep in
+                guard let row = try db.queryOne("""
+                    SELECT s.*, r.rotated_at, a.status AS account_status FROM refresh_tokens r
+                    JOIN sessions s ON s.id = r.session_id
+                    JOIN accounts a ON a.id = s.account_id
+                    WHERE r.token_hash = ?
+                    """, .blob(presented)) else { return .refused(.invalidGrant) }
+                let session = try SessionSnapshot(row: row)
+                guard session.realmID == realmID else { return .refused(.invalidGrant) }
+                guard session.clientID == clientID else { return .refused(.clientMismatch) }
+                switch AccountStatus(rawValue: try row.string("account_status")) {
+                case .active?: break
+                case .disabled?: return .refused(.accountDisabled)
+                case .deleted?, nil: return .refused(.accountDeleted)
+                }
+                if try row.optionalInt("rotated_at") != nil {
+                    // Reuse: whoever holds the family's current token may be an attacker. The
+                    // revocation must commit, so it is returned, not thrown.
+                    try Self.revoke(db, sessionID: session.id, reason: "reuse", at: at)
+                    return .refused(.reuseDetected)
+                }
+                if try row.optionalInt("revoked_at") != nil { return .refused(.revoked) }
+                if session.expiresAt <= at { return .refused(.expired) }
+                if try row.bool("ip_binding"), try row.string("client_ip") != clientIP { return .refused(.ipMismatch) }
+                if let scope, !Set(scope).isSubset(of: session.scope) { return .refused(.invalidScope) }
+                // The condition makes rotation single-use even where the writer is not serial.
+                let changed = try db.execute(
+                    "UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL",
+                    .integer(at), .blob(presented))
+                guard changed == 1 else {
+                    try Self.revoke(db, sessionID: session.id, reason: "reuse", at: at)
+                    return .refused(.reuseDetected)
+                }
+                try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
+                               .blob(replacementHash), .text(session.id), .integer(at))
+                try db.execute("UPDATE sessions SET last_refreshed_at = ? WHERE id = ?", .integer(at), .text(session.id))
+                guard let account = try AccountStore.load(db, realmID: realmID, id: session.accountID) else {
+                    return .refused(.accountDeleted)
+                }
+                return .rotated(session, SigningMaterial(key: try Self.activeKey(db, realmID: realmID), account: account))
+            }
+        } catch let error as TokenError {
+            throw error
+        } catch {
+            throw TokenError(.noSigningKey)
+        }
+        switch step {
+        case .refused(let code):
+            throw TokenError(code)
+        case .rotated(let session, let material):
+            do {
+                return try sign(session: session, scope: scope ?? session.scope, material: material,
+                                refreshToken: replacement, nonce: nil, at: at)
+            } catch {
+                throw TokenError(.noSigningKey)
+            }
+        }
+    }
+
+    /// Revokes a session (logout, /revoke); its refresh and access tokens stop working at once.
+    public func revokeSession(realmID: String, sessionID: String) async throws {
+        let at = now().unixSeconds
+        try await database.write { db in
+            try db.execute("UPDATE sessions SET revoked_at = ?, revoke_reason = 'logout' WHERE realm_id = ? AND id = ? AND revoked_at IS NULL",
+                           .integer(at), .text(realmID), .text(sessionID))
+        }
+    }
+
+    /// The session a refresh token belongs to (any state), for /revoke and /introspect.
+    public func sessionID(ofRefreshToken token: String, realmID: String) async -> String? {
+        let hash = Self.hash(token)
+        return try? await database.read { db in
+            try db.queryOne("""
+                SELECT s.id FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+                WHERE r.token_hash = ? AND s.realm_id = ?
+                """, .blob(hash), .text(realmID)).map { try $0.string("id") }
+        }
+    }
+
+    /// The account's sessions, newest first (admin listing).
+    public func sessions(realmID: String, accountID: String) async throws -> [SessionInfo] {
+        try await database.read { db in
+            try db.query("""
+                SELECT id, client_id, scope, created_at, expires_at, last_refreshed_at, revoked_at FROM sessions
+                WHERE realm_id = ? AND account_id = ? ORDER BY created_at DESC, id LIMIT 500
+                """, .text(realmID), .text(accountID)).map(SessionInfo.init(row:))
+        }
+    }
+
+    /// Revokes every live session of an account; returns how many were revoked.
+    @discardableResult
+    public func revokeSessions(realmID: String, accountID: String, reason: String = "admin") async throws -> Int {
+        let at = now().unixSeconds
+        return try await database.write { db in
+            try Self.revokeAll(db, realmID: realmID, accountID: accountID, reason: reason, at: at)
+        }
+    }
+
+    // MARK: - Access tokens
+
+    /// Verifies an access token of the realm (signature with the realm's published keys, type
+    /// `at+jwt`, issuer, expiry), then its session and account with one indexed read.
+    public func validateAccessToken(_ token: String, realmID: String) async -> AccessTokenValidation {
+        guard let claims = await verifiedClaims(token, realmID: realmID) else { return .invalid }
+        if claims.exp <= now().unixSeconds { return .expired }
+        let state = try? await database.read { db in
+            try db.queryOne("""
+                SELECT s.revoked_at, s.expires_at, s.realm_id, s.account_id, a.status FROM sessions s
+                JOIN accounts a ON a.id = s.account_id WHERE s.id = ?
+                """, .text(claims.sessionID)).map { row in
+                (revoked: try row.optionalInt("revoked_at") != nil, realmID: try row.string("realm_id"),
+                 accountID: try row.string("account_id"), status: try row.string("status"))
+            }
+        }
+        guard let state, state.realmID == realmID, state.accountID == claims.sub else {
+            return .revoked
+        }
+        switch AccountStatus(rawValue: state.status) {
+        case .disabled?: return .accountDisabled
+        case .deleted?, nil: return .accountDeleted
+        case .active?: return state.revoked ? .revoked : .valid(claims)
+        }
+    }
+
+    /// The claims of a correctly signed access token of this realm, or nil.
+    private func verifiedClaims(_ token: String, realmID: String) async -> AccessTokenClaims? {
+        guard let jws = try? CompactJWS(parsing: token, maxLength: Self.maxAccessTokenLength),
+              jws.header.typ?.lowercased() == "at+jwt", jws.header.crit == nil,
+              let algorithm = JWSAlgorithm(rawValue: jws.header.alg), let kid = jws.header.kid,
+              let published = await publishedKey(kid: kid), published.realmID == realmID,
+              published.key.verify(signature: jws.signature, message: jws.signingInput, algorithm: algorithm),
+              let payload = try? jws.payloadObject()
+        else { return nil }
+        guard payload["iss"]?.stringValue == issuer(realmID: realmID),
+              let sub = payload["sub"]?.stringValue, let clientID = payload["client_id"]?.stringValue,
+              let sid = payload["sid"]?.stringValue, let jti = payload["jti"]?.stringValue,
+              let exp = payload["exp"]?.int64Value, let iat = payload["iat"]?.int64Value
+        else { return nil }
+        let scope = (payload["scope"]?.stringValue ?? "").split(separator: " ").map(String.init)
+        return AccessTokenClaims(realmID: realmID, sub: sub, clientID: clientID, scope: scope, sessionID: sid,
+                                 exp: exp, iat: iat, jti: jti)
+    }
+
+    /// A verification key by kid: cached, else read from the database (any status: tokens of a
+    /// retired key verify until they expire).
+    private func publishedKey(kid: String) async -> SigningKeyCache.PublishedKey? {
+        if let cached = keys.publicKey(kid: kid) { return cached }
+        guard kid.utf8.count <= 64 else { return nil }
+        let row = try? await database.read { db in
+            try db.queryOne("SELECT realm_id, public_jwk FROM signing_keys WHERE kid = ?", .text(kid)).map {
+                (realmID: try $0.string("realm_id"), jwk: try $0.string("public_jwk"))
+            }
+        }
+        guard let row,
+              let jwk = try? JSONDecoder().decode(JWK.self, from: Data(row.jwk.utf8)),
+              let key = try? jwk.publicKey() else { return nil }
+        let published = SigningKeyCache.PublishedKey(realmID: row.realmID, key: key)
+        keys.remember(kid: kid, published)
+        return published
+    }
+
+    // MARK: - Signing
+
+    private func sign(session: SessionSnapshot, scope: [String], material: SigningMaterial, refreshToken: String,
+                      nonce: String?, at: Int64) throws -> IssuedTokens {
+        let key = material.key
+        let privateKey = try keys.privateKey(kid: key.kid, realmID: session.realmID, sealed: key.sealed,
+                                             masterKey: masterKey)
+        let issuer = issuer(realmID: session.realmID)
+        let accessExp = at + Int64(session.accessTokenTTL)
+        let access: [String: JSONValue] = [
+            "iss": .string(issuer), "sub": .string(session.accountID), "aud": .string(session.clientID),
+            "client_id": .string(session.clientID), "exp": .number(Double(accessExp)), "iat": .number(Double(at)),
+            "jti": .string(SecureRandom.token(byteCount: 16)), "sid": .string(session.id),
+            "scope": .string(scope.joined(separator: " ")), "auth_time": .number(Double(session.authTime)),
+        ]
+        let accessToken = try CompactJWS.sign(header: JOSEHeader(alg: key.algorithm.rawValue, kid: key.kid, typ: "at+jwt"),
+                                              payload: JSONValue.object(access).serialized(), key: privateKey)
+        var idToken: String?
+        if scope.contains("openid") {
+            let account = material.account
+            var claims: [String: JSONValue] = [
+                "iss": .string(issuer), "sub": .string(session.accountID), "aud": .string(session.clientID),
+                "exp": .number(Double(at + Int64(Self.idTokenTTL))), "iat": .number(Double(at)),
+                "auth_time": .number(Double(session.authTime)), "sid": .string(session.id),
+            ]
+            if let nonce { claims["nonce"] = .string(nonce) }
+            if scope.contains("email") {
+                claims["email"] = .string(account.email)
+                claims["email_verified"] = .bool(account.emailVerified)
+            }
+            if scope.contains("profile"), let name = account.name.formatted { claims["name"] = .string(name) }
+            idToken = try CompactJWS.sign(header: JOSEHeader(alg: key.algorithm.rawValue, kid: key.kid, typ: "JWT"),
+                                          payload: JSONValue.object(claims).serialized(), key: privateKey)
+        }
+        return IssuedTokens(sessionID: session.id, accountID: session.accountID, accessToken: accessToken,
+                            expiresIn: session.accessTokenTTL, refreshToken: refreshToken,
+                            refreshExpiresIn: Int(max(0, session.expiresAt - at)), scope: scope, idToken: idToken)
+    }
+
+    // MARK: - Rows
+
+    /// SHA-256 of a refresh token's text: high entropy, so a fast hash is enough.
+    static func hash(_ token: String) -> [UInt8] { SHA256.hash(Array(token.utf8)) }
+
+    static func activeKey(_ db: any SQLExecutor, realmID: String) throws -> SealedSigningKey {
+        guard let row = try db.queryOne(
+            "SELECT kid, algorithm, private_key FROM signing_keys WHERE realm_id = ? AND status = 'active'", .text(realmID)),
+              let algorithm = SigningAlgorithm(rawValue: try row.string("algorithm"))
+        else { throw TokenError(.noSigningKey) }
+        return SealedSigningKey(kid: try row.string("kid"), algorithm: SigningKeyRing.jwsAlgorithm(algorithm),
+                                sealed: try row.bytes("private_key"))
+    }
+
+    static func revoke(_ db: any SQLExecutor, sessionID: String, reason: String, at: Int64) throws {
+        try db.execute("UPDATE sessions SET revoked_at = ?, revoke_reason = ? WHERE id = ? AND revoked_at IS NULL",
+                       .integer(at), .text(reason), .text(sessionID))
+    }
+
+    static func revokeAll(_ db: any SQLExecutor, realmID: String, accountID: String, reason: String,
+                          at: Int64) throws -> Int {
+        try db.execute("""
+            UPDATE sessions SET revoked_at = ?, revoke_reason = ?
+            WHERE realm_id = ? AND account_id = ? AND revoked_at IS NULL
+            """, .integer(at), .text(reason), .text(realmID), .text(accountID))
+    }
+}
+
+/// The realm's active key as stored (sealed); opened through the cache.
+struct SealedSigningKey: Sendable {
+    let kid: String
+    let algorithm: JWSAlgorithm
+    let sealed: [UInt8]
+}
+
+/// What signing needs besides the session: the key and the account (for ID-token claims).
+struct SigningMaterial: Sendable {
+    let key: SealedSigningKey
+    let account: Account
+}
+
+/// The outcome of the refresh transaction: refusals are returned so a reuse revocation commits.
+enum RefreshStep: Sendable {
+    case rotated(SessionSnapshot, SigningMaterial)
+    case refused(TokenError.Code)
+}
+
+/// A session row's fields that token issuance needs.
+struct SessionSnapshot: Sendable {
+    let id: String
+    let realmID: String
+    let clientID: String
+    let accountID: String
+    let scope: [String]
+    let authTime: Int64
+    let accessTokenTTL: Int
+    let expiresAt: Int64
+
+    init(id: String, realmID: String, clientID: String, accountID: String, scope: [String], authTime: Int64,
+         accessTokenTTL: Int, expiresAt: Int64) {
+        self.id = id
+        self.realmID = realmID
+        self.clientID = clientID
+        self.accountID = accountID
+        self.scope = scope
+        self.authTime = authTime
+        self.accessTokenTTL = accessTokenTTL
+        self.expiresAt = expiresAt
+    }
+
+    init(row: Row) throws {
+        self.init(id: try row.string("id"), realmID: try row.string("realm_id"), clientID: try row.string("client_id"),
+                  accountID: try row.string("account_id"),
+                  scope: try row.string("scope").split(separator: " ").map(String.init),
+                  authTime: try row.int("auth_time"), accessTokenTTL: Int(try row.int("access_token_ttl")),
+                  expiresAt: try row.int("expires_at"))
+    }
+}
