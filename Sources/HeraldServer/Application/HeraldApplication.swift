@@ -24,6 +24,7 @@ public final class HeraldApplication: Sendable {
             let verifier = AppleIdentityVerifier(jwks: jwks, replayStore: AppleReplayStore(database: database), now: now)
             let nativeLogin = AppleNativeLogin(database: database, verifier: verifier, tokens: tokens,
                                                limiter: LoginAttemptLimiter(database: database, now: now), now: now)
+                .completingDownstream(with: DownstreamCompletion.completer(database: database, now: now))
             let context = HeraldContext(configuration: configuration, database: database, masterKey: masterKey,
                                         logger: logger, now: now,
                                         clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
