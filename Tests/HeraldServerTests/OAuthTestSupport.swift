@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
 import Grants
+import Realms
+import Testing
 import JOSE
 import Synchronization
 @testable import HeraldServer
@@ -117,4 +119,62 @@ func queryParameters(_ url: String) -> [String: String] {
     var result: [String: String] = [:]
     for pair in FormEncoding.decodePairs(Array(withoutFragment.utf8)) ?? [] { result[pair.name] = pair.value }
     return result
+}
+
+extension OAuthFixture {
+    /// An active account with a verified email and a name.
+    func account(email: String = "jane@example.com") async throws -> String {
+        try await herald.accounts.create(realmID: Self.realm, NewAccount(
+            email: email, emailVerified: true, name: PersonName(givenName: "Jane", familyName: "Doe"))).id
+    }
+
+    /// authorize + branch B: a fresh code for `client`.
+    func code(client: String = publicClient, state: String = "st-\(UUID().uuidString)", accountID: String,
+              _ overrides: [String: String?] = [:]) async throws -> String {
+        let response = try await authorize(client: client, state: state, overrides, json: true)
+        guard response.status == 200 else { throw TestClientError("authorize: \(response.status) \(response.text)") }
+        let redirect = try await complete(client: client, state: state, accountID: accountID)
+        guard let code = queryParameters(redirect)["code"] else { throw TestClientError("no code") }
+        return code
+    }
+
+    /// POSTs a form to an OAuth endpoint, optionally with HTTP Basic client authentication.
+    func post(_ endpoint: String, _ form: [(String, String)], basic: (String, String)? = nil,
+              bearer: String? = nil) async throws -> TestHTTPClient.Response {
+        var headers = [("Content-Type", "application/x-www-form-urlencoded")]
+        if let basic {
+            let pair = RedirectURI.encode(basic.0) + ":" + RedirectURI.encode(basic.1)
+            headers.append(("Authorization", "Basic " + Data(pair.utf8).base64EncodedString()))
+        }
+        if let bearer { headers.append(("Authorization", "Bearer " + bearer)) }
+        let body = form.map { RedirectURI.encode($0.0) + "=" + RedirectURI.encode($0.1) }.joined(separator: "&")
+        return try await herald.request("POST", "/api/oauth/\(Self.realm)/\(endpoint)", headers: headers, body: Array(body.utf8))
+    }
+
+    /// The authorization_code grant for the public client.
+    func exchange(_ code: String, client: String = publicClient, verifier: String = verifier,
+                  redirect: String = redirect, basic: (String, String)? = nil) async throws -> TestHTTPClient.Response {
+        var form = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
+                    ("code_verifier", verifier)]
+        if basic == nil { form.append(("client_id", client)) }
+        return try await post("token", form, basic: basic)
+    }
+
+    /// GET userinfo with a Bearer token.
+    func userinfo(_ accessToken: String) async throws -> TestHTTPClient.Response {
+        try await herald.request("GET", "/api/oauth/\(Self.realm)/userinfo", headers: [("Authorization", "Bearer \(accessToken)")])
+    }
+
+    /// Verifies a JWT against the realm's published JWKS and returns its claims.
+    func verifiedClaims(_ token: String) async throws -> [String: JSONValue] {
+        let jwks = try await herald.request("GET", "/api/oauth/\(Self.realm)/jwks.json")
+        let set = try JWKSet.parse(jwks.body)
+        let jws = try CompactJWS(parsing: token)
+        let key = try #require(set.keys[jws.header.kid ?? ""])
+        let algorithm = try #require(JWSAlgorithm(rawValue: jws.header.alg))
+        guard key.verify(signature: jws.signature, message: jws.signingInput, algorithm: algorithm) else {
+            throw TestClientError("signature does not verify")
+        }
+        return try jws.payloadObject()
+    }
 }
