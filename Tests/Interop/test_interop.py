@@ -9,7 +9,6 @@ import requests
 from authlib.common.security import generate_token
 from authlib.integrations.base_client.errors import OAuthError
 from authlib.integrations.requests_client import OAuth2Session
-from authlib.oauth2.rfc7636 import create_s256_code_challenge
 from jwcrypto import jwk, jwt
 
 from conftest import LOGIN_URL

@@ -11,6 +11,12 @@ public struct ClientCredentials: Sendable, Equatable {
     public let secret: String?
     public let method: Method
 
+    public init(clientID: String, secret: String?, method: Method) {
+        self.clientID = clientID
+        self.secret = secret
+        self.method = method
+    }
+
     /// Reads the credentials from the `Authorization` header and the body's `client_id` /
     /// `client_secret`. Throws `invalidClient` for a malformed Basic header and
     /// `invalidRequest` when two methods are mixed or the client is not named.
