@@ -74,3 +74,13 @@ struct GrantsUnitTests {
         #expect(throws: GrantsError.self) { try ClientCredentials.read(authorization: nil, bodyClientID: nil, bodyClientSecret: nil) }
     }
 }
+
+@Suite("Grants: Basic credentials of public clients")
+struct GrantsPublicBasicTests {
+    @Test("Basic with an empty secret names a public client without a secret")
+    func emptyBasicSecret() throws {
+        let encoded = Data("spa:".utf8).base64EncodedString()
+        let credentials = try ClientCredentials.read(authorization: "Basic \(encoded)", bodyClientID: nil, bodyClientSecret: nil)
+        #expect(credentials == ClientCredentials(clientID: "spa", secret: nil, method: .basic))
+    }
+}

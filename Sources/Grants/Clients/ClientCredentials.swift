@@ -31,7 +31,9 @@ public struct ClientCredentials: Sendable, Equatable {
             if let bodyClientID, bodyClientID != basic.clientID {
                 throw GrantsError(.invalidRequest, "client_id does not match the authenticated client")
             }
-            return ClientCredentials(clientID: basic.clientID, secret: basic.secret, method: .basic)
+            // `id:` with an empty secret is how some libraries send a public client's id.
+            return ClientCredentials(clientID: basic.clientID, secret: basic.secret.isEmpty ? nil : basic.secret,
+                                     method: .basic)
         }
         guard let bodyClientID else { throw GrantsError(.invalidClient, "client authentication is required") }
         return ClientCredentials(clientID: bodyClientID, secret: bodySecret, method: bodySecret == nil ? .none : .post)
