@@ -40,8 +40,7 @@ enum HeraldCommandLine {
                 printError("usage: herald diagnose apple-token --token T --audience A …")
                 return 2
             }
-            printError("herald: diagnose apple-token is not built yet")
-            return 2
+            return await DiagnoseAppleTokenCommand.run(arguments: Array(rest.dropFirst()))
         case "help", "--help", "-h":
             print(usage)
             return 0

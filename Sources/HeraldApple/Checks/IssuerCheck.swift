@@ -1,0 +1,10 @@
+/// `iss` is exactly Apple's issuer.
+struct IssuerCheck {
+    static let appleIssuer = "https://appleid.apple.com"
+
+    func evaluate(issuer: String?) -> AppleCheckOutcome {
+        guard let issuer else { return .failed(.issuer, detail: "claim iss is missing") }
+        if issuer == Self.appleIssuer { return .passed(detail: "iss is \(Self.appleIssuer)") }
+        return .failed(.issuer, detail: "iss \(AlgorithmCheck.quoted(issuer)) is not \(Self.appleIssuer)")
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import JOSE
+
+/// Apple's signing keys, cached per JWKS URL (one cache per fetcher).
+///
+/// - Fresh keys answer at once. `Cache-Control: max-age` sets freshness (default 24 h, floor 5 min).
+/// - An unknown kid or expired keys trigger a refresh; at most one fetch starts per 30 s and
+///   concurrent callers join the one in flight, so a flood of made-up kids costs Apple one
+///   request per 30 s.
+/// - Stale-if-error: when refreshing fails, expired keys keep verifying for up to 7 days past
+///   their freshness. Only when no cached key can decide is the answer `unavailable`.
+/// - Waiting for a fetch suspends the caller; the actor stays free for lookups of cached kids,
+///   so a hanging upstream never delays requests that do not need it. (Once keys are past
+///   their freshness every lookup wants the refresh, and waits for it — at most the client's
+///   total timeout — before falling back to the stale keys.)
+/// - The first fetch counts toward the 30 s interval: a kid first seen within 30 s of any
+///   fetch is `unknown` (or `unavailable`, if that fetch failed) without another request.
+public actor AppleJWKSCache: AppleSigningKeySource {
+    private let fetcher: any AppleJWKSFetching
+    private let policy: AppleJWKSCachePolicy
+    private let now: @Sendable () -> Date
+    private let counters = AppleJWKSCounters()
+
+    private var keys: [String: PublicKey] = [:]
+    /// Until when the keys are fresh; nil before the first successful fetch.
+    private var freshUntil: Date?
+    /// When the last fetch started, and whether it failed.
+    private var lastAttempt: Date?
+    private var lastAttemptFailed = false
+    private var inFlight: Task<Void, Never>?
+    /// Callers currently suspended on the fetch in flight (observed by tests).
+    private(set) var fetchWaiters = 0
+
+    /// Creates a cache over any fetcher.
+    public init(fetcher: any AppleJWKSFetching, policy: AppleJWKSCachePolicy = AppleJWKSCachePolicy(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.fetcher = fetcher
+        self.policy = policy
+        self.now = now
+    }
+
+    /// Creates a cache fetching `configuration.url` over HTTP.
+    public init(configuration: AppleJWKSClientConfiguration = AppleJWKSClientConfiguration(),
+                policy: AppleJWKSCachePolicy = AppleJWKSCachePolicy(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(fetcher: AppleJWKSClient(configuration: configuration), policy: policy, now: now)
+    }
+
+    /// Resolves a kid, refreshing when the keys are expired or the kid is unknown (rate-limited).
+    public func signingKey(for keyID: String) async -> AppleSigningKeyLookup {
+        if isFresh(at: now()), let key = keys[keyID] { return .found(key) }
+        await refreshIfAllowed()
+        let current = now()
+        if let key = keys[keyID], isUsable(at: current) { return .found(key) }
+        if isFresh(at: current), !lastAttemptFailed { return .unknown }
+        return .unavailable(retryAfterSeconds: retryAfter(at: current))
+    }
+
+    /// Fetches now unless a fetch is in flight (then joins it) or one started less than the
+    /// refresh interval ago; useful to warm the cache at start-up. True when keys are fresh after.
+    @discardableResult
+    public func refresh() async -> Bool {
+        await refreshIfAllowed()
+        return isFresh(at: now()) && !lastAttemptFailed
+    }
+
+    /// Fetch counters; readable without awaiting the actor.
+    public nonisolated var metrics: AppleJWKSMetrics { counters.snapshot() }
+
+    private func refreshIfAllowed() async {
+        if inFlight == nil {
+            if let lastAttempt, now().timeIntervalSince(lastAttempt) < policy.minimumRefreshInterval { return }
+            lastAttempt = now()
+            // The task inherits this actor, so `apply` runs before anyone awaiting it resumes.
+            inFlight = Task {
+                let result = await fetcher.fetchKeySet()
+                apply(result)
+            }
+        }
+        guard let task = inFlight else { return }
+        fetchWaiters += 1
+        await task.value
+        fetchWaiters -= 1
+    }
+
+    private func apply(_ result: AppleJWKSFetchResult) {
+        inFlight = nil
+        switch result {
+        case .success(let keySet, let cacheControl):
+            counters.record(.success, skippedKeys: keySet.skippedCount)
+            keys = keySet.keys
+            freshUntil = now().addingTimeInterval(policy.freshness(cacheControl: cacheControl))
+            lastAttemptFailed = false
+        case .failure(let outcome):
+            // A fetcher reporting `.success` as a failure would be a bug; count it as invalid.
+            counters.record(outcome == .success ? .invalid : outcome)
+            lastAttemptFailed = true
+        }
+    }
+
+    private func isFresh(at date: Date) -> Bool {
+        guard let freshUntil else { return false }
+        return date < freshUntil
+    }
+
+    private func isUsable(at date: Date) -> Bool {
+        guard let freshUntil else { return false }
+        return date < freshUntil.addingTimeInterval(policy.staleIfErrorWindow)
+    }
+
+    /// Seconds until the next fetch may start.
+    private func retryAfter(at date: Date) -> Int {
+        guard let lastAttempt else { return Int(policy.minimumRefreshInterval.rounded(.up)) }
+        let remaining = lastAttempt.addingTimeInterval(policy.minimumRefreshInterval).timeIntervalSince(date)
+        return max(1, Int(remaining.rounded(.up)))
+    }
+}

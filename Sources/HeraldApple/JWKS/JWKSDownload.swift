@@ -1,0 +1,103 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// One capped, timed download: the `URLSession` delegate of a single JWKS fetch.
+///
+/// Finishes exactly once, whichever comes first: completion, a non-2xx status, the cap, the
+/// connect timer (no response headers yet) or the total timer.
+final class JWKSDownload: NSObject, URLSessionDataDelegate, Sendable {
+    enum Result: Sendable {
+        case body([UInt8], cacheControl: String?)
+        case failure(AppleJWKSFetchOutcome)
+    }
+
+    private struct State {
+        var body: [UInt8] = []
+        var cacheControl: String?
+        var receivedResponse = false
+        var finished = false
+        var continuation: CheckedContinuation<Result, Never>?
+        var task: URLSessionDataTask?
+    }
+
+    private let maximumBytes: Int
+    private let state = Mutex(State())
+
+    init(maximumBytes: Int) {
+        self.maximumBytes = maximumBytes
+    }
+
+    /// Starts `task` and suspends until the download finishes one way or another.
+    func run(task: URLSessionDataTask, connectTimeout: TimeInterval, totalTimeout: TimeInterval) async -> Result {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
+            state.withLock { state in
+                state.continuation = continuation
+                state.task = task
+            }
+            task.resume()
+            DispatchQueue.global().asyncAfter(deadline: .now() + connectTimeout) { [self] in
+                let waiting = state.withLock { !$0.receivedResponse }
+                if waiting { finish(.failure(.timeout)) }
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + totalTimeout) { [self] in
+                finish(.failure(.timeout))
+            }
+        }
+    }
+
+    /// Resumes the caller once and cancels the transfer; later calls do nothing.
+    private func finish(_ result: Result) {
+        let (continuation, task) = state.withLock { state -> (CheckedContinuation<Result, Never>?, URLSessionDataTask?) in
+            guard !state.finished else { return (nil, nil) }
+            state.finished = true
+            defer { state.continuation = nil; state.task = nil }
+            return (state.continuation, state.task)
+        }
+        guard let continuation else { return }
+        if case .failure = result { task?.cancel() }
+        continuation.resume(returning: result)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        state.withLock { $0.receivedResponse = true }
+        guard let http = response as? HTTPURLResponse, (200..<300).contains(http.statusCode) else {
+            finish(.failure(.httpError))
+            completionHandler(.cancel)
+            return
+        }
+        if response.expectedContentLength > Int64(maximumBytes) {
+            finish(.failure(.tooLarge))
+            completionHandler(.cancel)
+            return
+        }
+        let cacheControl = http.allHeaderFields.first { key, _ in
+            (key as? String)?.caseInsensitiveCompare("Cache-Control") == .orderedSame
+        }?.value as? String
+        state.withLock { $0.cacheControl = cacheControl }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let overflow = state.withLock { state -> Bool in
+            guard !state.finished else { return false }
+            if state.body.count + data.count > maximumBytes { return true }
+            state.body.append(contentsOf: data)
+            return false
+        }
+        if overflow { finish(.failure(.tooLarge)) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let error else {
+            let (body, cacheControl) = state.withLock { ($0.body, $0.cacheControl) }
+            finish(.body(body, cacheControl: cacheControl))
+            return
+        }
+        let code = (error as? URLError)?.code
+        finish(.failure(code == .timedOut ? .timeout : .networkError))
+    }
+}

@@ -1,0 +1,105 @@
+import JOSE
+
+/// The claims of an Apple identity token, typed but not yet checked.
+///
+/// Decoding decides `malformed`: `sub`, `exp` and `iat` are required; every claim a check
+/// reads must have its JSON type. An absent `iss` or `aud` is left to the issuer and audience
+/// checks, which then fail with their own reason.
+struct AppleTokenClaimSet: Sendable {
+    var subject: String
+    var issuer: String?
+    var audiences: [String]
+    var expiresAt: Double
+    var issuedAt: Double
+    var notBefore: Double?
+    var nonce: String?
+    var email: String?
+    var emailVerified: Bool
+    var isPrivateEmail: Bool
+    var authTime: Double?
+
+    /// Why the claims are malformed; the text names the claim, never its value.
+    struct DecodingFailure: Error {
+        let detail: String
+    }
+
+    init(_ object: [String: JSONValue]) throws(DecodingFailure) {
+        guard let sub = object["sub"] else { throw DecodingFailure(detail: "claim sub is missing") }
+        guard let subject = sub.stringValue, !subject.isEmpty else {
+            throw DecodingFailure(detail: "claim sub is not a non-empty string")
+        }
+        self.subject = subject
+        issuer = try Self.optionalString(object, "iss")
+        audiences = try Self.audiences(object["aud"])
+        guard let exp = object["exp"] else { throw DecodingFailure(detail: "claim exp is missing") }
+        guard let expiresAt = exp.doubleValue, expiresAt.isFinite else {
+            throw DecodingFailure(detail: "claim exp is not a number")
+        }
+        self.expiresAt = expiresAt
+        guard let iat = object["iat"] else { throw DecodingFailure(detail: "claim iat is missing") }
+        guard let issuedAt = iat.doubleValue, issuedAt.isFinite else {
+            throw DecodingFailure(detail: "claim iat is not a number")
+        }
+        self.issuedAt = issuedAt
+        notBefore = try Self.optionalNumber(object, "nbf")
+        authTime = try Self.optionalNumber(object, "auth_time")
+        nonce = try Self.optionalString(object, "nonce")
+        email = try Self.optionalString(object, "email")
+        emailVerified = try Self.flexibleBool(object, "email_verified") ?? false
+        let relay = email.map { $0.lowercased().hasSuffix("@" + AppleIdentityClaims.privateRelayDomain) } ?? false
+        isPrivateEmail = (try Self.flexibleBool(object, "is_private_email") ?? false) || relay
+    }
+
+    /// The public claims once every check passed.
+    func identityClaims(matchedAudience: String) -> AppleIdentityClaims {
+        AppleIdentityClaims(
+            subject: subject, email: email, emailVerified: emailVerified, isPrivateEmail: isPrivateEmail,
+            audience: matchedAudience,
+            issuedAt: .init(timeIntervalSince1970: issuedAt), expiresAt: .init(timeIntervalSince1970: expiresAt),
+            nonce: nonce, authTime: authTime.map { .init(timeIntervalSince1970: $0) })
+    }
+
+    private static func optionalString(_ object: [String: JSONValue], _ name: String) throws(DecodingFailure) -> String? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .string(let value)?: return value
+        default: throw DecodingFailure(detail: "claim \(name) is not a string")
+        }
+    }
+
+    private static func optionalNumber(_ object: [String: JSONValue], _ name: String) throws(DecodingFailure) -> Double? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .number(let value)? where value.isFinite: return value
+        default: throw DecodingFailure(detail: "claim \(name) is not a number")
+        }
+    }
+
+    /// Apple has sent these flags both as JSON booleans and as the strings "true"/"false".
+    private static func flexibleBool(_ object: [String: JSONValue], _ name: String) throws(DecodingFailure) -> Bool? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .bool(let value)?: return value
+        case .string("true")?: return true
+        case .string("false")?: return false
+        default: throw DecodingFailure(detail: "claim \(name) is neither a boolean nor \"true\"/\"false\"")
+        }
+    }
+
+    private static func audiences(_ value: JSONValue?) throws(DecodingFailure) -> [String] {
+        switch value {
+        case nil, .null?: return []
+        case .string(let audience)?: return [audience]
+        case .array(let items)?:
+            var result: [String] = []
+            for item in items {
+                guard case .string(let audience) = item else {
+                    throw DecodingFailure(detail: "claim aud is an array with a non-string element")
+                }
+                result.append(audience)
+            }
+            return result
+        default: throw DecodingFailure(detail: "claim aud is neither a string nor an array of strings")
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import HeraldApple
+import HeraldTestSupport
+import JOSE
+import Storage
+
+/// Keys are expensive to generate; every test signs with the same fake Apple keys.
+let sharedKeys: FakeAppleKeys = try! FakeAppleKeys()
+
+/// A fake Apple on loopback, a cache pointed at it, and a clock the test controls. The server
+/// stops when the fixture goes away.
+final class LiveApple: Sendable {
+    let clock: TestClock
+    let server: FakeJWKSServer
+    let cache: AppleJWKSCache
+
+    init(behaviour: FakeJWKSServer.Behaviour = .serve(cacheControl: nil), document: [UInt8] = sharedKeys.document,
+         connectTimeout: TimeInterval = 2, totalTimeout: TimeInterval = 5) throws {
+        clock = TestClock()
+        server = try FakeJWKSServer(document: document)
+        server.setBehaviour(behaviour)
+        var configuration = AppleJWKSClientConfiguration(url: server.url)
+        configuration.connectTimeout = connectTimeout
+        configuration.totalTimeout = totalTimeout
+        cache = AppleJWKSCache(configuration: configuration, now: clock.closure)
+    }
+
+    deinit { server.stop() }
+
+    var minter: AppleTokenMinter { AppleTokenMinter(keys: sharedKeys, now: clock.now) }
+
+    func verifier(replayStore: AppleReplayStore? = nil) -> AppleIdentityVerifier {
+        AppleIdentityVerifier(jwks: cache, replayStore: replayStore, now: clock.closure)
+    }
+}
+
+/// The policy of a realm accepting the minter's default audience and requiring a nonce.
+func defaultPolicy(nonceRequired: Bool = true, rawNonce: String? = AppleTokenMinter.defaultRawNonce,
+                   audiences: Set<String> = [AppleTokenMinter.defaultAudience, "com.example.herald.web"],
+                   realmID: String = "acme") -> AppleVerificationPolicy {
+    AppleVerificationPolicy(audiences: audiences, nonceRequired: nonceRequired, rawNonce: rawNonce, realmID: realmID)
+}
+
+/// An offline verifier over the fake keys, at a fixed instant.
+struct OfflineApple {
+    let clock = TestClock()
+    let keys = AppleStaticKeySet(keySet: try! sharedKeys.keySet)
+    var minter: AppleTokenMinter { AppleTokenMinter(keys: sharedKeys, now: clock.now) }
+    func verifier(replayStore: AppleReplayStore? = nil) -> AppleIdentityVerifier {
+        AppleIdentityVerifier(jwks: keys, replayStore: replayStore, now: clock.closure)
+    }
+}
+
+/// A migrated SQLite database in a temp directory, with the replay store over it.
+struct ReplayDatabase {
+    let directory: TemporaryDirectory
+    let database: SQLiteDatabase
+    let store: AppleReplayStore
+
+    init() async throws {
+        directory = try TemporaryDirectory()
+        database = try SQLiteDatabase(path: directory.file("herald.db"))
+        try await database.migrate(AppleReplayStore.migrations)
+        store = AppleReplayStore(database: database)
+    }
+
+    func rowCount() async throws -> Int64 {
+        try await database.read { db in try db.queryOne("SELECT COUNT(*) AS n FROM apple_token_replays")?.int("n") ?? -1 }
+    }
+}
+
+extension AppleVerificationResult {
+    var claims: AppleIdentityClaims? {
+        if case .verified(let claims) = self { return claims }
+        return nil
+    }
+
+    var isUnavailable: Bool {
+        if case .unavailable = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+@testable import HeraldApple
+import HeraldTestSupport
+import JOSE
+import Synchronization
+import Testing
+
+/// Collects what the command prints.
+final class CapturedOutput: Sendable {
+    private let lines = Mutex<(out: [String], err: [String])>(([], []))
+    var standardOutput: String { lines.withLock { $0.out.joined(separator: "\n") } }
+    var standardError: String { lines.withLock { $0.err.joined(separator: "\n") } }
+    func out(_ text: String) { lines.withLock { $0.out.append(text) } }
+    func err(_ text: String) { lines.withLock { $0.err.append(text) } }
+}
+
+@Suite("Apple token diagnosis", .timeLimit(.minutes(1)))
+struct DiagnosisTests {
+    let apple = OfflineApple()
+    let audiences: Set<String> = [AppleTokenMinter.defaultAudience]
+
+    func diagnose(_ token: String, rawNonce: String? = AppleTokenMinter.defaultRawNonce) async -> AppleTokenDiagnosisReport {
+        await AppleTokenDiagnosis.diagnose(token: token, audiences: audiences, rawNonce: rawNonce,
+                                           keys: apple.keys, now: apple.clock.now)
+    }
+
+    func parsedJSON(_ report: AppleTokenDiagnosisReport) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+    }
+
+    @Test func validTokenReportListsEveryCheckAndNoSignature() async throws {
+        let token = apple.minter.token()
+        let report = await diagnose(token)
+        #expect(report.verdict == "valid")
+        #expect(report.reason == nil)
+        #expect(report.exitCode == 0)
+        #expect(report.checks.map(\.name) == AppleCheckName.allCases)
+        let json = try parsedJSON(report)
+        #expect(Array(json.keys).sorted() == ["checks", "claims", "header", "reason", "verdict"])
+        #expect(json["verdict"] as? String == "valid")
+        #expect(json["reason"] is NSNull)
+        let header = try #require(json["header"] as? [String: Any])
+        #expect(header["kid"] as? String == sharedKeys.rsaKeyID)
+        #expect(header["alg"] as? String == "RS256")
+        let claims = try #require(json["claims"] as? [String: Any])
+        #expect(claims["sub"] as? String == AppleTokenMinter.defaultSubject)
+        let checks = try #require(json["checks"] as? [[String: Any]])
+        let signature = try #require(checks.first { $0["name"] as? String == "signature" })
+        #expect(signature["passed"] as? Bool == true)
+        #expect((signature["detail"] as? String)?.isEmpty == false)
+        // Replay is not checked in diagnosis, and says so.
+        let replay = try #require(checks.first { $0["name"] as? String == "replay" })
+        #expect(replay["passed"] is NSNull)
+        #expect(replay["skipped"] as? Bool == true)
+        // Never the signature, never the raw nonce.
+        let signatureSegment = String(token.split(separator: ".")[2])
+        #expect(!report.json().contains(signatureSegment))
+        #expect(!report.json().contains(AppleTokenMinter.defaultRawNonce))
+    }
+
+    @Test func diagnosisAgreesWithVerificationForEveryBrokenToken() async throws {
+        let now = apple.clock.now.timeIntervalSince1970
+        let cases: [(String, (inout AppleTokenSpec) -> Void)] = [
+            ("valid", { _ in }),
+            ("none", { $0.alg = "none" }),
+            ("hs256", { $0.alg = "HS256" }),
+            ("kid missing", { $0.kid = nil }),
+            ("kid unknown", { $0.kid = "nope" }),
+            ("alg/key mismatch", { $0.alg = "ES256"; $0.signingKey = sharedKeys.ec }),
+            ("tampered", { $0.tamperSignature = true }),
+            ("issuer", { $0.claims["iss"] = .string("https://evil.example") }),
+            ("audience", { $0.claims["aud"] = .string("com.other") }),
+            ("expired", { $0.claims["exp"] = .number(now - 61) }),
+            ("future iat", { $0.claims["iat"] = .number(now + 61) }),
+            ("nonce", { $0.claims["nonce"] = .string("00") }),
+            ("bad bool", { $0.claims["email_verified"] = .number(1) }),
+            ("issuer+tampered", { $0.claims["iss"] = .string("x"); $0.tamperSignature = true }),
+        ]
+        let verifier = apple.verifier()
+        let policy = defaultPolicy(nonceRequired: false, audiences: audiences)
+        for (name, customize) in cases {
+            let token = apple.minter.token(customize)
+            let verified = await verifier.verify(token: token, policy: policy)
+            let report = await diagnose(token)
+            #expect(report.result == verified, "\(name)")
+            #expect(report.reason == verified.rejectionReason?.rawValue, "\(name)")
+            // The first failed check in the report is the verdict's reason.
+            #expect(report.checks.first { $0.outcome.failureReason != nil }?.outcome.failureReason == verified.rejectionReason, "\(name)")
+        }
+    }
+
+    @Test func laterChecksStillRunAfterTheFirstFailure() async throws {
+        let token = apple.minter.token { $0.tamperSignature = true; $0.claims["aud"] = .string("com.other") }
+        let report = await diagnose(token)
+        #expect(report.reason == "signature")
+        let audience = try #require(report.checks.first { $0.name == .audience })
+        #expect(audience.outcome.failureReason == .audience)
+    }
+
+    @Test func withoutNonceATokenWithoutNonceClaimPasses() async throws {
+        let report = await diagnose(apple.minter.token { $0.claims["nonce"] = nil }, rawNonce: nil)
+        #expect(report.verdict == "valid")
+        let withClaim = await diagnose(apple.minter.token(), rawNonce: nil)
+        #expect(withClaim.reason == "nonce")
+    }
+
+    @Test func malformedTokenReportsNullHeaderAndSkipsTheRest() async throws {
+        let report = await diagnose("not-a-token")
+        #expect(report.reason == "malformed")
+        #expect(report.header == nil)
+        #expect(report.checks.count == AppleCheckName.allCases.count)
+        #expect(report.checks.dropFirst().allSatisfy { if case .skipped = $0.outcome { true } else { false } })
+        let json = try parsedJSON(report)
+        #expect(json["header"] is NSNull)
+        #expect(json["claims"] is NSNull)
+    }
+
+    @Test func unavailableJWKSReportsAppleUnavailable() async throws {
+        let server = try FakeJWKSServer(document: sharedKeys.document)
+        defer { server.stop() }
+        server.setBehaviour(.status(500))
+        let cache = AppleJWKSCache(configuration: .init(url: server.url))
+        let report = await AppleTokenDiagnosis.diagnose(token: apple.minter.token(), audiences: audiences,
+                                                        rawNonce: AppleTokenMinter.defaultRawNonce, keys: cache, now: apple.clock.now)
+        #expect(report.reason == "apple_unavailable")
+        #expect(report.verdict == "rejected")
+        #expect(report.exitCode == 3)
+    }
+
+    // MARK: the command
+
+    func run(_ arguments: [String], stdin: String? = nil) async -> (Int32, CapturedOutput) {
+        let output = CapturedOutput()
+        let status = await AppleTokenDiagnosisCommand.run(
+            arguments: arguments, standardInput: { stdin }, output: output.out, errorOutput: output.err)
+        return (status, output)
+    }
+
+    func jwksFile() throws -> (TemporaryDirectory, String) {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("jwks.json")
+        try Data(sharedKeys.document).write(to: URL(fileURLWithPath: path))
+        return (directory, path)
+    }
+
+    var nowArgument: String { String(Int64(apple.clock.now.timeIntervalSince1970)) }
+
+    @Test func commandExitsZeroForAValidTokenOffline() async throws {
+        let (directory, path) = try jwksFile()
+        _ = directory
+        let (status, output) = await run(["--token", apple.minter.token(), "--audience", "com.example.other",
+                                          "--audience", AppleTokenMinter.defaultAudience, "--jwks", path,
+                                          "--nonce", AppleTokenMinter.defaultRawNonce, "--now", nowArgument])
+        #expect(status == 0)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(output.standardOutput.utf8)) as? [String: Any])
+        #expect(json["verdict"] as? String == "valid")
+        #expect(output.standardError.isEmpty)
+    }
+
+    @Test func commandExitsOneWhenRejected() async throws {
+        let (directory, path) = try jwksFile()
+        _ = directory
+        let (status, output) = await run(["--token=\(apple.minter.token())", "--audience=com.other", "--jwks=\(path)",
+                                          "--nonce=\(AppleTokenMinter.defaultRawNonce)", "--now=\(nowArgument)"])
+        #expect(status == 1)
+        #expect(output.standardOutput.contains("\"reason\": \"audience\""))
+    }
+
+    @Test func commandReadsTheTokenFromStandardInput() async throws {
+        let (directory, path) = try jwksFile()
+        _ = directory
+        let (status, _) = await run(["--token", "-", "--audience", AppleTokenMinter.defaultAudience, "--jwks", path,
+                                     "--nonce", AppleTokenMinter.defaultRawNonce, "--now", nowArgument],
+                                    stdin: apple.minter.token() + "\n")
+        #expect(status == 0)
+    }
+
+    @Test func commandExitsThreeWhenTheJWKSURLIsDead() async throws {
+        let server = try FakeJWKSServer(document: sharedKeys.document)
+        defer { server.stop() }
+        server.setBehaviour(.status(500))
+        let (status, output) = await run(["--token", apple.minter.token(), "--audience", AppleTokenMinter.defaultAudience,
+                                          "--jwks", server.url.absoluteString, "--now", nowArgument])
+        #expect(status == 3)
+        #expect(output.standardOutput.contains("apple_unavailable"))
+        #expect(output.standardError.contains("http_error"))
+    }
+
+    @Test func commandFetchesFromAJWKSURL() async throws {
+        let server = try FakeJWKSServer(document: sharedKeys.document)
+        defer { server.stop() }
+        let (status, _) = await run(["--token", apple.minter.token(), "--audience", AppleTokenMinter.defaultAudience,
+                                     "--jwks", server.url.absoluteString, "--nonce", AppleTokenMinter.defaultRawNonce,
+                                     "--now", nowArgument])
+        #expect(status == 0)
+        #expect(server.requestCount == 1)
+    }
+
+    @Test(arguments: [
+        ["--audience", "a"],                                          // no --token
+        ["--token", "t"],                                             // no --audience
+        ["--token", "t", "--audience", "a", "--verbose"],             // unknown flag
+        ["--token", "t", "--audience", "a", "extra"],                 // stray argument
+        ["--token", "t", "--audience"],                               // missing value
+        ["--token", "t", "--audience", "a", "--now", "yesterday"],    // bad --now
+        ["--token", "t", "--audience", "a", "--now", "-5"],           // bad --now
+        ["--token", "t", "--audience", "a", "--jwks", "/nonexistent/jwks.json"],  // unreadable file
+    ])
+    func usageErrorsExitTwo(_ arguments: [String]) async throws {
+        let (status, output) = await run(arguments)
+        #expect(status == 2)
+        #expect(output.standardOutput.isEmpty)
+        #expect(!output.standardError.isEmpty)
+    }
+
+    @Test func fileThatIsNotAJWKSIsAUsageError() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("not.json")
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: path))
+        let (status, _) = await run(["--token", "t", "--audience", "a", "--jwks", path])
+        #expect(status == 2)
+    }
+
+    @Test func usageErrorsNeverEchoTheToken() async throws {
+        let token = apple.minter.token()
+        let (status, output) = await run(["--token", token, "--audience", "a", "--bogus"])
+        #expect(status == 2)
+        #expect(!output.standardError.contains(token))
+    }
+
+    @Test func helpDocumentsTheExitCodes() async throws {
+        let (status, output) = await run(["--help"])
+        #expect(status == 0)
+        for fragment in ["0 valid", "1 rejected", "2 usage", "3 Apple's JWKS", "--jwks FILE|URL", "--now"] {
+            #expect(output.standardOutput.contains(fragment), "\(fragment)")
+        }
+    }
+}

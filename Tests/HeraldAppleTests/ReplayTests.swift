@@ -1,0 +1,125 @@
+import Foundation
+@testable import HeraldApple
+import HeraldTestSupport
+import JOSE
+import Storage
+import Testing
+
+@Suite("Apple token replay protection")
+struct ReplayTests {
+    @Test func secondUseOfATokenIsReplayed() async throws {
+        let db = try await ReplayDatabase()
+        let apple = OfflineApple()
+        let verifier = apple.verifier(replayStore: db.store)
+        let token = apple.minter.token()
+        #expect(await verifier.verify(token: token, policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verify(token: token, policy: defaultPolicy()) == .rejected(.replayed))
+    }
+
+    @Test func anotherTokenWithTheSameSubAndNonceIsReplayedUntilTheFirstExpires() async throws {
+        let db = try await ReplayDatabase()
+        let apple = OfflineApple()
+        let verifier = apple.verifier(replayStore: db.store)
+        let now = apple.clock.now.timeIntervalSince1970.rounded(.down)
+        let first = apple.minter.token { $0.claims["exp"] = .number(now + 100) }
+        let second = apple.minter.token { $0.claims["exp"] = .number(now + 1000) }
+        #expect(await verifier.verify(token: first, policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verify(token: second, policy: defaultPolicy()) == .rejected(.replayed))
+        // The first token is accepted until exp + 60 s leeway; its entry lives exactly as long.
+        apple.clock.advance(by: 159)
+        #expect(await verifier.verify(token: second, policy: defaultPolicy()) == .rejected(.replayed))
+        apple.clock.advance(by: 2)
+        #expect(await verifier.verify(token: second, policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verify(token: second, policy: defaultPolicy()) == .rejected(.replayed))
+    }
+
+    @Test func replayIsScopedByRealm() async throws {
+        let db = try await ReplayDatabase()
+        let apple = OfflineApple()
+        let verifier = apple.verifier(replayStore: db.store)
+        let token = apple.minter.token()
+        #expect(await verifier.verify(token: token, policy: defaultPolicy(realmID: "acme")).claims != nil)
+        #expect(await verifier.verify(token: token, policy: defaultPolicy(realmID: "globex")).claims != nil)
+        #expect(await verifier.verify(token: token, policy: defaultPolicy(realmID: "globex")) == .rejected(.replayed))
+    }
+
+    @Test func tokensWithoutNonceAreNotTracked() async throws {
+        let db = try await ReplayDatabase()
+        let apple = OfflineApple()
+        let verifier = apple.verifier(replayStore: db.store)
+        let token = apple.minter.token { $0.claims["nonce"] = nil }
+        let policy = defaultPolicy(nonceRequired: false, rawNonce: nil)
+        #expect(await verifier.verify(token: token, policy: policy).claims != nil)
+        #expect(await verifier.verify(token: token, policy: policy).claims != nil)
+        #expect(try await db.rowCount() == 0)
+    }
+
+    @Test func rejectedTokensDoNotConsumeTheirNonce() async throws {
+        let db = try await ReplayDatabase()
+        let apple = OfflineApple()
+        let verifier = apple.verifier(replayStore: db.store)
+        let token = apple.minter.token()
+        #expect(await verifier.verify(token: token, policy: defaultPolicy(audiences: ["com.other"])) == .rejected(.audience))
+        #expect(await verifier.verify(token: token, policy: defaultPolicy()).claims != nil)
+    }
+
+    @Test func storesOnlyAHashOfSubAndNonce() async throws {
+        let db = try await ReplayDatabase()
+        let apple = OfflineApple()
+        #expect(await apple.verifier(replayStore: db.store).verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        let rows = try await db.database.read { db in try db.query("SELECT realm_id, key_hash, expires_at FROM apple_token_replays") }
+        #expect(rows.count == 1)
+        let stored = try rows[0].bytes("key_hash")
+        #expect(stored.count == 32)
+        let nonceClaim = AppleTokenMinter.nonceClaim(for: AppleTokenMinter.defaultRawNonce)
+        #expect(stored == AppleReplayStore.keyHash(subject: AppleTokenMinter.defaultSubject, nonce: nonceClaim))
+        for text in [AppleTokenMinter.defaultSubject, nonceClaim, AppleTokenMinter.defaultRawNonce] {
+            #expect(!String(decoding: stored, as: UTF8.self).contains(text))
+        }
+    }
+
+    @Test func concurrentClaimsOfOnePairAcceptExactlyOne() async throws {
+        let db = try await ReplayDatabase()
+        let store = db.store
+        let accepted = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<12 {
+                group.addTask { try await store.claim(realmID: "acme", subject: "s", nonce: "n", expiresAt: 2_000, now: 1_000) }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(accepted == 1)
+    }
+
+    @Test func purgeRemovesOnlyExpiredRowsAndIsBounded() async throws {
+        let db = try await ReplayDatabase()
+        for index in 0..<5 {
+            #expect(try await db.store.claim(realmID: "acme", subject: "old-\(index)", nonce: "n", expiresAt: 1_100, now: 1_000))
+        }
+        #expect(try await db.store.claim(realmID: "acme", subject: "live", nonce: "n", expiresAt: 5_000, now: 1_000))
+        #expect(try await db.store.purgeExpired(now: 2_000, limit: 3) == 3)
+        #expect(try await db.rowCount() == 3)
+        #expect(try await db.store.purgeExpired(now: 2_000, limit: 10) == 2)
+        #expect(try await db.rowCount() == 1)
+    }
+
+    @Test func claimsPurgeExpiredRowsOpportunistically() async throws {
+        let db = try await ReplayDatabase()
+        let store = AppleReplayStore(database: db.database, purgeIntervalSeconds: 60, purgeBatchSize: 100)
+        // The first claim purges (nothing to purge yet) and arms the interval.
+        #expect(try await store.claim(realmID: "acme", subject: "a", nonce: "n", expiresAt: 1_010, now: 1_000))
+        #expect(try await store.claim(realmID: "acme", subject: "b", nonce: "n", expiresAt: 1_010, now: 1_001))
+        #expect(try await db.rowCount() == 2)
+        // Within the interval no purge runs.
+        #expect(try await store.claim(realmID: "acme", subject: "c", nonce: "n", expiresAt: 9_999, now: 1_020))
+        #expect(try await db.rowCount() == 3)
+        // After it, a claim removes the expired rows in the same transaction.
+        #expect(try await store.claim(realmID: "acme", subject: "d", nonce: "n", expiresAt: 9_999, now: 1_061))
+        #expect(try await db.rowCount() == 2)
+    }
+
+    @Test func migrationsBelongToTheAppleModuleAndAreIdempotent() async throws {
+        let db = try await ReplayDatabase()
+        try await db.database.migrate(AppleReplayStore.migrations)
+        #expect(AppleReplayStore.migrations.allSatisfy { $0.module == "apple" })
+    }
+}
