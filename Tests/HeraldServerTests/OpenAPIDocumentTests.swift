@@ -113,7 +113,7 @@ struct OpenAPIDocumentTests {
     @Test("GET /api-docs/openapi.yaml serves the document as application/yaml")
     func served() async throws {
         try await RunningHerald.with { herald in
-            let response = try herald.client.send("GET", "/api-docs/openapi.yaml")
+            let response = try await herald.send("GET", "/api-docs/openapi.yaml")
             #expect(response.status == 200)
             #expect(response.header("Content-Type")?.hasPrefix("application/yaml") == true)
             #expect(response.body == Array(try Data(contentsOf: Self.specURL)))
