@@ -6,20 +6,6 @@ import Storage
 
 /// Admin API calls against a running Herald, authenticated with the environment token.
 extension RunningHerald {
-    /// Sends one request. The test client blocks on its socket, so it runs on a thread of its
-    /// own: blocking a thread of Swift's cooperative pool, or of Dispatch's global queues
-    /// (which the server and the database use too), starves the server while many tests run
-    /// in parallel on 2 cores, until the socket times out.
-    func send(_ method: String, _ path: String, headers: [(String, String)] = [],
-              body: [UInt8] = []) async throws -> TestHTTPClient.Response {
-        let client = self.client
-        return try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result { try client.send(method, path, headers: headers, body: body) })
-            }.start()
-        }
-    }
-
     /// Sends an admin request with a JSON body; `token: nil` sends no credentials.
     func admin(_ method: String, _ path: String, json: JSONValue? = nil, reason: String? = nil,
                token: String? = RunningHerald.adminToken) async throws -> TestHTTPClient.Response {
