@@ -40,6 +40,12 @@ tags:
     description: People's accounts in a realm.
   - name: Audit
     description: The record of every admin change.
+  - name: Keys
+    description: A realm's token signing keys.
+  - name: Native login
+    description: Sign in with Apple from an iOS app.
+  - name: Session
+    description: The first-party app's session.
   - name: Public
     description: Unauthenticated per-realm endpoints.
   - name: OAuth
@@ -280,6 +286,133 @@ paths:
 
         Confidential clients authenticate with `client_secret_basic` or `client_secret_post`;
         public clients send only `client_id`. Responses carry `Cache-Control: no-store`.
+  /api/oauth/{realmId}/apple/native-login:
+    post:
+      tags: [Native login]
+      operationId: appleNativeLogin
+      summary: Sign in with an Apple identity token from an iOS app
+      description: |
+        Verifies the identity token from `ASAuthorizationAppleIDCredential` (signature against
+        Apple's JWKS, issuer, audience = the realm's Services ID or a Bundle ID, lifetime, nonce,
+        replay), resolves the account (Apple `sub` → verified email → create) and either starts
+        the first-party app's session (no `downstreamState`, branch A) or completes a pending
+        third-party authorization (branch B, answered with a redirect URI carrying a one-time code).
+
+        Checks before verification: unknown or disabled realm → 404 `not_found`; Apple provider
+        missing or disabled → 404 `provider_not_configured`; unknown or disabled client → 400;
+        identity token over 16 KiB → 400; branch A with a client that is not first-party → 403
+        `client_not_allowed`. Failed attempts per (realm, client IP) are limited by the realm's
+        `rateLimit` (429 with `Retry-After`). Token responses carry `Cache-Control: no-store`.
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: "#/components/schemas/NativeLoginRequest"
+            example:
+              identityToken: eyJraWQiOiJXNldjT0tCIiwiYWxnIjoiUlMyNTYifQ.eyJpc3MiOiJodHRwczovL2FwcGxlaWQuYXBwbGUuY29tIn0.c2ln
+              clientId: ios-app
+              nonce: 2f0c6c4e-8e1b-4b7e-9d1c-6a3f0d9b1e77
+              fullName:
+                givenName: Ada
+                familyName: Lovelace
+      responses:
+        "200":
+          description: |
+            Branch A: the app's tokens (`SessionTokens`). Branch B: `{"redirectUri": …}` with
+            `code`, `state` and `iss`.
+          headers:
+            Cache-Control:
+              schema:
+                type: string
+                const: no-store
+          content:
+            application/json:
+              schema:
+                oneOf:
+                  - $ref: "#/components/schemas/SessionTokens"
+                  - $ref: "#/components/schemas/DownstreamRedirect"
+              example:
+                message: Login successful
+                userId: Xq3v9k2LwT8pYzR4bN6mJw
+                accessToken: eyJhbGciOiJFUzI1NiIsImtpZCI6IjNxMi03d1FrVjFmWDBtOWEiLCJ0eXAiOiJhdCtqd3QifQ.e30.c2ln
+                refreshToken: 0mJ9c8qf1o2mWcS0n7Xb3kq7o6y5v4u3t2s1r0q9p8o
+                expiresIn: 900
+                refreshExpiresIn: 2592000
+                tokenType: Bearer
+                isNewUser: true
+        "400":
+          description: |
+            `bad_request` (invalid fields, unknown or disabled client, identity token over 16 KiB)
+            or `invalid_downstream_state`.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "401":
+          description: |
+            `invalid_apple_token`; `details.reason` is the first failed check: `malformed`,
+            `algorithm`, `unknown_key`, `signature`, `issuer`, `audience`, `expired`,
+            `not_yet_valid`, `nonce` or `replayed`.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+              example:
+                status: 401
+                code: invalid_apple_token
+                message: "Apple identity token rejected: audience"
+                details:
+                  reason: audience
+                requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+        "403":
+          description: "`client_not_allowed` (branch A with a third-party client) or `account_disabled`."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "404":
+          description: "`not_found` (unknown or disabled realm) or `provider_not_configured`."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "409":
+          description: "`registration_disabled`: no account matched and the realm does not register new ones."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "413":
+          description: "`payload_too_large`: the body is over 64 KiB."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "429":
+          $ref: "#/components/responses/RateLimited"
+        "503":
+          description: "`apple_unavailable`: Apple's JWKS could not be fetched and no cached key decides."
+          headers:
+            Retry-After:
+              schema:
+                type: integer
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+  /api/auth/{realmId}/session/refresh:
+    post:
+      tags: [Session]
+      operationId: refreshSession
+      summary: Rotate a refresh token
+      description: |
+        The presented refresh token dies and a new one is returned with a new access token; the
+        session's absolute expiry does not move. Presenting a rotated token again revokes the
+        whole session (401 `token_revoked`). Sessions are bound to their client, and to the
+        issuing IP when the client has `ipBinding`.
       parameters:
         - $ref: "#/components/parameters/RealmId"
       requestBody:
@@ -314,6 +447,69 @@ paths:
         `email_verified` with `email`; `name` (and `given_name`, `family_name`) with
         `profile`. A missing, invalid, expired or revoked token answers 401 with
         `WWW-Authenticate: Bearer realm="…", error="invalid_token"`.
+          application/json:
+            schema:
+              $ref: "#/components/schemas/RefreshRequest"
+      responses:
+        "200":
+          description: New tokens.
+          headers:
+            Cache-Control:
+              schema:
+                type: string
+                const: no-store
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/SessionTokens"
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/SessionUnauthorized"
+        "403":
+          $ref: "#/components/responses/AccountDisabled"
+        "404":
+          $ref: "#/components/responses/NotFound"
+  /api/auth/{realmId}/session/logout:
+    post:
+      tags: [Session]
+      operationId: logout
+      summary: End the session
+      description: |
+        Revokes the session of the bearer access token (its refresh and access tokens stop
+        working at once) and, when given, the session of `refreshToken` too.
+      security:
+        - accessToken: []
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: "#/components/schemas/LogoutRequest"
+      responses:
+        "200":
+          description: Logged out.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Message"
+              example:
+                message: Logged out
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/SessionUnauthorized"
+        "403":
+          $ref: "#/components/responses/AccountDisabled"
+        "404":
+          $ref: "#/components/responses/NotFound"
+  /api/auth/{realmId}/me:
+    get:
+      tags: [Session]
+      operationId: getMe
+      summary: The signed-in account
       security:
         - accessToken: []
       parameters:
@@ -421,6 +617,15 @@ paths:
           $ref: "#/components/responses/OAuthBadRequest"
         "401":
           $ref: "#/components/responses/InvalidClient"
+          description: The account of the bearer access token.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Me"
+        "401":
+          $ref: "#/components/responses/SessionUnauthorized"
+        "403":
+          $ref: "#/components/responses/AccountDisabled"
         "404":
           $ref: "#/components/responses/NotFound"
   /api/admin/realms:
@@ -906,6 +1111,97 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+  /api/admin/realms/{realmId}/accounts/{accountId}/sessions:
+    parameters:
+      - $ref: "#/components/parameters/RealmId"
+      - $ref: "#/components/parameters/AccountId"
+    get:
+      tags: [Accounts]
+      operationId: listAccountSessions
+      summary: List an account's sessions
+      description: Newest first, revoked ones included; never a token.
+      security:
+        - adminToken: []
+      responses:
+        "200":
+          description: The sessions.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/SessionList"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "404":
+          $ref: "#/components/responses/NotFound"
+    delete:
+      tags: [Accounts]
+      operationId: revokeAccountSessions
+      summary: Revoke every session of an account
+      description: Their refresh and access tokens stop working at once. Audited as `account.sessions.revoke`.
+      security:
+        - adminToken: []
+      parameters:
+        - $ref: "#/components/parameters/ChangeReason"
+      responses:
+        "204":
+          description: Revoked.
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "404":
+          $ref: "#/components/responses/NotFound"
+  /api/admin/realms/{realmId}/keys:
+    parameters:
+      - $ref: "#/components/parameters/RealmId"
+    get:
+      tags: [Keys]
+      operationId: listSigningKeys
+      summary: List the realm's signing keys
+      description: |
+        The active key first, then retired keys, newest first. Public data only: a retired key
+        stays in `jwks.json` until `publishUntil`, by which time every token it signed has expired.
+      security:
+        - adminToken: []
+      responses:
+        "200":
+          description: The keys.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/SigningKeyList"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "404":
+          $ref: "#/components/responses/NotFound"
+  /api/admin/realms/{realmId}/keys/rotate:
+    parameters:
+      - $ref: "#/components/parameters/RealmId"
+    post:
+      tags: [Keys]
+      operationId: rotateSigningKey
+      summary: Rotate the realm's signing key
+      description: |
+        Generates a key of the realm's `signingAlgorithm` and makes it active; the previous key
+        is retired but stays published for max(access-token TTL of the realm and its clients,
+        ID-token TTL) plus 5 minutes. Audited as `keys.rotate`.
+      security:
+        - adminToken: []
+      parameters:
+        - $ref: "#/components/parameters/ChangeReason"
+      responses:
+        "201":
+          description: The new active key.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/SigningKey"
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "404":
+          $ref: "#/components/responses/NotFound"
   /api/admin/audit:
     get:
       tags: [Audit]
@@ -965,7 +1261,7 @@ components:
       type: http
       scheme: bearer
       bearerFormat: JWT
-      description: An access token of the realm (RFC 9068 JWT) from the token endpoint or native login.
+      description: An access token from native login or session refresh (RFC 9068 JWT of the realm).
   parameters:
     RealmId:
       name: realmId
@@ -1075,6 +1371,10 @@ components:
             error_description: code_verifier does not match the code_challenge
     InvalidClient:
       description: Client authentication failed (`invalid_client`), with `WWW-Authenticate` Basic.
+    SessionUnauthorized:
+      description: |
+        `unauthorized` (missing, malformed or unknown token), `token_expired`, `token_revoked`
+        (logout, reuse of a rotated refresh token, admin revocation) or `account_deleted`.
       headers:
         WWW-Authenticate:
           schema:
@@ -1096,6 +1396,28 @@ components:
         application/json:
           schema:
             $ref: "#/components/schemas/OAuthError"
+            $ref: "#/components/schemas/Error"
+          example:
+            status: 401
+            code: token_revoked
+            message: The token has been revoked
+            requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+    AccountDisabled:
+      description: "`account_disabled`: the account was disabled (its sessions were revoked)."
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
+    RateLimited:
+      description: "`rate_limited`: too many failed attempts from this IP in the realm's window."
+      headers:
+        Retry-After:
+          schema:
+            type: integer
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
   schemas:
     OAuthError:
       type: object
@@ -1877,6 +2199,186 @@ components:
           type: array
           items:
             $ref: "#/components/schemas/AuditEntry"
+        nextCursor:
+          type: [string, "null"]
+    NativeLoginRequest:
+      type: object
+      required: [identityToken, clientId]
+      properties:
+        identityToken:
+          type: string
+          description: The JWT from `ASAuthorizationAppleIDCredential.identityToken` (at most 16 KiB).
+        clientId:
+          type: string
+          maxLength: 128
+        nonce:
+          type: string
+          maxLength: 1024
+          description: The raw nonce; Apple's token carries its lowercase hex SHA-256. Required when the realm has `nonceRequired`.
+        downstreamState:
+          type: string
+          maxLength: 1024
+          description: Present to complete a pending third-party authorization (branch B).
+        fullName:
+          description: Only Apple's first authorization returns it.
+          oneOf:
+            - type: string
+              maxLength: 200
+            - $ref: "#/components/schemas/AppleFullName"
+        authorizationCode:
+          type: string
+          description: Accepted and ignored.
+    AppleFullName:
+      type: object
+      properties:
+        givenName:
+          type: string
+        familyName:
+          type: string
+        middleName:
+          type: string
+        nickname:
+          type: string
+    SessionTokens:
+      type: object
+      required: [message, userId, accessToken, refreshToken, expiresIn, refreshExpiresIn, tokenType, isNewUser]
+      properties:
+        message:
+          type: string
+        userId:
+          type: string
+        accessToken:
+          type: string
+          description: An RFC 9068 JWT (`typ` `at+jwt`) verifiable with the realm's `jwks.json`.
+        refreshToken:
+          type: string
+          description: Opaque, single-use (rotated on every refresh).
+        expiresIn:
+          type: integer
+          description: Seconds until the access token expires.
+        refreshExpiresIn:
+          type: integer
+          description: Seconds until the session ends, whatever the rotations.
+        tokenType:
+          type: string
+          const: Bearer
+        isNewUser:
+          type: boolean
+    DownstreamRedirect:
+      type: object
+      required: [redirectUri]
+      properties:
+        redirectUri:
+          type: string
+          description: The client's redirect URI with `code`, `state` and `iss`.
+    RefreshRequest:
+      type: object
+      required: [refreshToken, clientId]
+      properties:
+        refreshToken:
+          type: string
+          maxLength: 512
+        clientId:
+          type: string
+          maxLength: 128
+    LogoutRequest:
+      type: object
+      properties:
+        refreshToken:
+          type: string
+          maxLength: 512
+    Message:
+      type: object
+      required: [message]
+      properties:
+        message:
+          type: string
+    Me:
+      type: object
+      required: [id, email, emailVerified, isPrivateEmail, name, status, createdAt, identities]
+      properties:
+        id:
+          type: string
+        email:
+          type: string
+          description: May be a `{sub}@apple.placeholder` address (unverified) when Apple shared none.
+        emailVerified:
+          type: boolean
+        isPrivateEmail:
+          type: boolean
+        name:
+          $ref: "#/components/schemas/PersonName"
+        status:
+          $ref: "#/components/schemas/AccountStatus"
+        createdAt:
+          type: integer
+        identities:
+          type: array
+          items:
+            type: object
+            required: [provider, linkedAt]
+            properties:
+              provider:
+                type: string
+              linkedAt:
+                type: integer
+    SigningKey:
+      type: object
+      required: [kid, algorithm, status, createdAt, retiredAt, publishUntil]
+      properties:
+        kid:
+          type: string
+        algorithm:
+          type: string
+          enum: [ES256, RS256, EdDSA]
+        status:
+          type: string
+          enum: [active, retired]
+        createdAt:
+          type: integer
+        retiredAt:
+          type: [integer, "null"]
+        publishUntil:
+          type: [integer, "null"]
+    SigningKeyList:
+      type: object
+      required: [items, nextCursor]
+      properties:
+        items:
+          type: array
+          items:
+            $ref: "#/components/schemas/SigningKey"
+        nextCursor:
+          type: [string, "null"]
+    Session:
+      type: object
+      required: [id, clientId, scope, createdAt, expiresAt, lastRefreshedAt, revokedAt]
+      properties:
+        id:
+          type: string
+        clientId:
+          type: string
+        scope:
+          type: array
+          items:
+            type: string
+        createdAt:
+          type: integer
+        expiresAt:
+          type: integer
+          description: The absolute end of the session.
+        lastRefreshedAt:
+          type: [integer, "null"]
+        revokedAt:
+          type: [integer, "null"]
+    SessionList:
+      type: object
+      required: [items, nextCursor]
+      properties:
+        items:
+          type: array
+          items:
+            $ref: "#/components/schemas/Session"
         nextCursor:
           type: [string, "null"]
 

@@ -10,6 +10,8 @@ public struct SigningKeyRing: Sendable {
     /// Extra seconds a retired key stays published past the longest token lifetime, covering
     /// clock skew between nodes and verifiers.
     public static let retentionLeeway: Int64 = 300
+    /// A fixed retention (two days) for callers that pass one explicitly.
+    public static let defaultRetiredKeyRetention: Int64 = 172_800
 
     private let database: any Database
     private let masterKey: MasterKey
