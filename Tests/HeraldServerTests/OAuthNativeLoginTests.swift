@@ -16,11 +16,9 @@ struct OAuthNativeLoginTests {
         defer { apple.stop() }
         try await RunningHerald.with(configure: { $0.appleJWKSURL = apple.url.absoluteString }) { herald in
             let fixture = try await OAuthFixture.make(herald)
-            let provider = try await offPool {
-                try herald.admin("PUT", "/api/admin/realms/acme/providers/apple", json: [
-                    "enabled": true, "clientId": "com.example.herald.web",
-                    "audiences": [.string(AppleTokenMinter.defaultAudience)]])
-            }
+            let provider = try await herald.admin("PUT", "/api/admin/realms/acme/providers/apple", json: [
+                "enabled": true, "clientId": "com.example.herald.web",
+                "audiences": [.string(AppleTokenMinter.defaultAudience)]])
             guard provider.status == 200 else { throw TestClientError("apple provider: \(provider.text)") }
             try await body(fixture)
         }

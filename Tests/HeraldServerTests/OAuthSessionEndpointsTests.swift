@@ -99,7 +99,7 @@ struct OAuthUserinfoTests {
             #expect(garbage.header("WWW-Authenticate") == #"Bearer realm="acme", error="invalid_token""#)
             #expect(garbage.json["error"] == "invalid_token")
 
-            _ = try await offPool { try herald.createRealm("other") }
+            try await herald.createRealm("other")
             let foreign = try await herald.request("GET", "/api/oauth/other/userinfo",
                                                    headers: [("Authorization", "Bearer \(tokens.access)")])
             #expect(foreign.status == 401)
@@ -198,8 +198,8 @@ struct OAuthRevokeIntrospectTests {
                                                basic: (OAuthFixture.otherClient, fixture.secret))
             #expect(wrong.status == 401)
 
-            _ = try await offPool { try herald.createRealm("other") }
-            let otherSecret = try await herald.adminRequest("POST", "/api/admin/realms/other/clients", json: [
+            try await herald.createRealm("other")
+            let otherSecret = try await herald.admin("POST", "/api/admin/realms/other/clients", json: [
                 "clientId": "rs", "name": "rs", "confidential": true]).json["clientSecret"]?.stringValue ?? ""
             let foreign = try await herald.request("POST", "/api/oauth/other/introspect", headers: [
                 ("Content-Type", "application/x-www-form-urlencoded")],

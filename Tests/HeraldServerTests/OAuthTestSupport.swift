@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Grants
 import Realms
@@ -18,25 +17,11 @@ final class OAuthTestClock: Sendable {
     func advance(_ delta: TimeInterval) { seconds.withLock { $0 += delta } }
 }
 
-/// Runs a blocking socket call on a Dispatch thread: `TestHTTPClient` blocks in `recv`, and on
-/// a 2-core machine two tests blocking the cooperative pool starve the server's handlers.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
-}
-
 extension RunningHerald {
-    /// An HTTP request sent from a Dispatch thread (see `offPool`).
+    /// An HTTP request (on the test client's own thread; see `send`).
     func request(_ method: String, _ path: String, headers: [(String, String)] = [],
                  body: [UInt8] = []) async throws -> TestHTTPClient.Response {
-        let client = self.client
-        return try await offPool { try client.send(method, path, headers: headers, body: body) }
-    }
-
-    /// An admin request sent from a Dispatch thread.
-    func adminRequest(_ method: String, _ path: String, json: JSONValue? = nil) async throws -> TestHTTPClient.Response {
-        try await offPool { try self.admin(method, path, json: json) }
+        try await send(method, path, headers: headers, body: body)
     }
 }
 
@@ -60,9 +45,9 @@ struct OAuthFixture {
 
     /// Creates the realm and clients through the admin API.
     static func make(_ herald: RunningHerald, realmFields: [String: JSONValue] = ["loginUrl": .string(loginURL)]) async throws -> OAuthFixture {
-        _ = try await offPool { try herald.createRealm(realm, realmFields) }
+        try await herald.createRealm(realm, realmFields)
         func client(_ id: String, confidential: Bool, redirects: [String]) async throws -> String? {
-            let response = try await herald.adminRequest("POST", "/api/admin/realms/\(realm)/clients", json: .object([
+            let response = try await herald.admin("POST", "/api/admin/realms/\(realm)/clients", json: .object([
                 "clientId": .string(id), "name": .string(id), "confidential": .bool(confidential),
                 "redirectUris": .array(redirects.map(JSONValue.string)),
                 "allowedScopes": ["openid", "profile", "email"],

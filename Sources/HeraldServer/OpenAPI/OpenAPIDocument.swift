@@ -144,6 +144,218 @@ paths:
                     y: x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0
         "404":
           $ref: "#/components/responses/NotFound"
+  /api/oauth/{realmId}/apple/native-login:
+    post:
+      tags: [Native login]
+      operationId: appleNativeLogin
+      summary: Sign in with an Apple identity token from an iOS app
+      description: |
+        Verifies the identity token from `ASAuthorizationAppleIDCredential` (signature against
+        Apple's JWKS, issuer, audience = the realm's Services ID or a Bundle ID, lifetime, nonce,
+        replay), resolves the account (Apple `sub` → verified email → create) and either starts
+        the first-party app's session (no `downstreamState`, branch A) or completes a pending
+        third-party authorization (branch B, answered with a redirect URI carrying a one-time code).
+
+        Checks before verification: unknown or disabled realm → 404 `not_found`; Apple provider
+        missing or disabled → 404 `provider_not_configured`; unknown or disabled client → 400;
+        identity token over 16 KiB → 400; branch A with a client that is not first-party → 403
+        `client_not_allowed`. Failed attempts per (realm, client IP) are limited by the realm's
+        `rateLimit` (429 with `Retry-After`). Token responses carry `Cache-Control: no-store`.
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: "#/components/schemas/NativeLoginRequest"
+            example:
+              identityToken: eyJraWQiOiJXNldjT0tCIiwiYWxnIjoiUlMyNTYifQ.eyJpc3MiOiJodHRwczovL2FwcGxlaWQuYXBwbGUuY29tIn0.c2ln
+              clientId: ios-app
+              nonce: 2f0c6c4e-8e1b-4b7e-9d1c-6a3f0d9b1e77
+              fullName:
+                givenName: Ada
+                familyName: Lovelace
+      responses:
+        "200":
+          description: |
+            Branch A: the app's tokens (`SessionTokens`). Branch B: `{"redirectUri": …}` with
+            `code`, `state` and `iss`.
+          headers:
+            Cache-Control:
+              schema:
+                type: string
+                const: no-store
+          content:
+            application/json:
+              schema:
+                oneOf:
+                  - $ref: "#/components/schemas/SessionTokens"
+                  - $ref: "#/components/schemas/DownstreamRedirect"
+              example:
+                message: Login successful
+                userId: Xq3v9k2LwT8pYzR4bN6mJw
+                accessToken: eyJhbGciOiJFUzI1NiIsImtpZCI6IjNxMi03d1FrVjFmWDBtOWEiLCJ0eXAiOiJhdCtqd3QifQ.e30.c2ln
+                refreshToken: 0mJ9c8qf1o2mWcS0n7Xb3kq7o6y5v4u3t2s1r0q9p8o
+                expiresIn: 900
+                refreshExpiresIn: 2592000
+                tokenType: Bearer
+                isNewUser: true
+        "400":
+          description: |
+            `bad_request` (invalid fields, unknown or disabled client, identity token over 16 KiB)
+            or `invalid_downstream_state`.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "401":
+          description: |
+            `invalid_apple_token`; `details.reason` is the first failed check: `malformed`,
+            `algorithm`, `unknown_key`, `signature`, `issuer`, `audience`, `expired`,
+            `not_yet_valid`, `nonce` or `replayed`.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+              example:
+                status: 401
+                code: invalid_apple_token
+                message: "Apple identity token rejected: audience"
+                details:
+                  reason: audience
+                requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+        "403":
+          description: "`client_not_allowed` (branch A with a third-party client) or `account_disabled`."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "404":
+          description: "`not_found` (unknown or disabled realm) or `provider_not_configured`."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "409":
+          description: "`registration_disabled`: no account matched and the realm does not register new ones."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "413":
+          description: "`payload_too_large`: the body is over 64 KiB."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "429":
+          $ref: "#/components/responses/RateLimited"
+        "503":
+          description: "`apple_unavailable`: Apple's JWKS could not be fetched and no cached key decides."
+          headers:
+            Retry-After:
+              schema:
+                type: integer
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+  /api/auth/{realmId}/session/refresh:
+    post:
+      tags: [Session]
+      operationId: refreshSession
+      summary: Rotate a refresh token
+      description: |
+        The presented refresh token dies and a new one is returned with a new access token; the
+        session's absolute expiry does not move. Presenting a rotated token again revokes the
+        whole session (401 `token_revoked`). Sessions are bound to their client, and to the
+        issuing IP when the client has `ipBinding`.
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: "#/components/schemas/RefreshRequest"
+      responses:
+        "200":
+          description: New tokens.
+          headers:
+            Cache-Control:
+              schema:
+                type: string
+                const: no-store
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/SessionTokens"
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/SessionUnauthorized"
+        "403":
+          $ref: "#/components/responses/AccountDisabled"
+        "404":
+          $ref: "#/components/responses/NotFound"
+  /api/auth/{realmId}/session/logout:
+    post:
+      tags: [Session]
+      operationId: logout
+      summary: End the session
+      description: |
+        Revokes the session of the bearer access token (its refresh and access tokens stop
+        working at once) and, when given, the session of `refreshToken` too.
+      security:
+        - accessToken: []
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: "#/components/schemas/LogoutRequest"
+      responses:
+        "200":
+          description: Logged out.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Message"
+              example:
+                message: Logged out
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/SessionUnauthorized"
+        "403":
+          $ref: "#/components/responses/AccountDisabled"
+        "404":
+          $ref: "#/components/responses/NotFound"
+  /api/auth/{realmId}/me:
+    get:
+      tags: [Session]
+      operationId: getMe
+      summary: The signed-in account
+      security:
+        - accessToken: []
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      responses:
+        "200":
+          description: The account of the bearer access token.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Me"
+        "401":
+          $ref: "#/components/responses/SessionUnauthorized"
+        "403":
+          $ref: "#/components/responses/AccountDisabled"
+        "404":
+          $ref: "#/components/responses/NotFound"
   /api/oauth/{realmId}/.well-known/openid-configuration:
     get:
       tags: [OAuth]
@@ -286,133 +498,6 @@ paths:
 
         Confidential clients authenticate with `client_secret_basic` or `client_secret_post`;
         public clients send only `client_id`. Responses carry `Cache-Control: no-store`.
-  /api/oauth/{realmId}/apple/native-login:
-    post:
-      tags: [Native login]
-      operationId: appleNativeLogin
-      summary: Sign in with an Apple identity token from an iOS app
-      description: |
-        Verifies the identity token from `ASAuthorizationAppleIDCredential` (signature against
-        Apple's JWKS, issuer, audience = the realm's Services ID or a Bundle ID, lifetime, nonce,
-        replay), resolves the account (Apple `sub` → verified email → create) and either starts
-        the first-party app's session (no `downstreamState`, branch A) or completes a pending
-        third-party authorization (branch B, answered with a redirect URI carrying a one-time code).
-
-        Checks before verification: unknown or disabled realm → 404 `not_found`; Apple provider
-        missing or disabled → 404 `provider_not_configured`; unknown or disabled client → 400;
-        identity token over 16 KiB → 400; branch A with a client that is not first-party → 403
-        `client_not_allowed`. Failed attempts per (realm, client IP) are limited by the realm's
-        `rateLimit` (429 with `Retry-After`). Token responses carry `Cache-Control: no-store`.
-      parameters:
-        - $ref: "#/components/parameters/RealmId"
-      requestBody:
-        required: true
-        content:
-          application/json:
-            schema:
-              $ref: "#/components/schemas/NativeLoginRequest"
-            example:
-              identityToken: eyJraWQiOiJXNldjT0tCIiwiYWxnIjoiUlMyNTYifQ.eyJpc3MiOiJodHRwczovL2FwcGxlaWQuYXBwbGUuY29tIn0.c2ln
-              clientId: ios-app
-              nonce: 2f0c6c4e-8e1b-4b7e-9d1c-6a3f0d9b1e77
-              fullName:
-                givenName: Ada
-                familyName: Lovelace
-      responses:
-        "200":
-          description: |
-            Branch A: the app's tokens (`SessionTokens`). Branch B: `{"redirectUri": …}` with
-            `code`, `state` and `iss`.
-          headers:
-            Cache-Control:
-              schema:
-                type: string
-                const: no-store
-          content:
-            application/json:
-              schema:
-                oneOf:
-                  - $ref: "#/components/schemas/SessionTokens"
-                  - $ref: "#/components/schemas/DownstreamRedirect"
-              example:
-                message: Login successful
-                userId: Xq3v9k2LwT8pYzR4bN6mJw
-                accessToken: eyJhbGciOiJFUzI1NiIsImtpZCI6IjNxMi03d1FrVjFmWDBtOWEiLCJ0eXAiOiJhdCtqd3QifQ.e30.c2ln
-                refreshToken: 0mJ9c8qf1o2mWcS0n7Xb3kq7o6y5v4u3t2s1r0q9p8o
-                expiresIn: 900
-                refreshExpiresIn: 2592000
-                tokenType: Bearer
-                isNewUser: true
-        "400":
-          description: |
-            `bad_request` (invalid fields, unknown or disabled client, identity token over 16 KiB)
-            or `invalid_downstream_state`.
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
-        "401":
-          description: |
-            `invalid_apple_token`; `details.reason` is the first failed check: `malformed`,
-            `algorithm`, `unknown_key`, `signature`, `issuer`, `audience`, `expired`,
-            `not_yet_valid`, `nonce` or `replayed`.
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
-              example:
-                status: 401
-                code: invalid_apple_token
-                message: "Apple identity token rejected: audience"
-                details:
-                  reason: audience
-                requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
-        "403":
-          description: "`client_not_allowed` (branch A with a third-party client) or `account_disabled`."
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
-        "404":
-          description: "`not_found` (unknown or disabled realm) or `provider_not_configured`."
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
-        "409":
-          description: "`registration_disabled`: no account matched and the realm does not register new ones."
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
-        "413":
-          description: "`payload_too_large`: the body is over 64 KiB."
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
-        "429":
-          $ref: "#/components/responses/RateLimited"
-        "503":
-          description: "`apple_unavailable`: Apple's JWKS could not be fetched and no cached key decides."
-          headers:
-            Retry-After:
-              schema:
-                type: integer
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
-  /api/auth/{realmId}/session/refresh:
-    post:
-      tags: [Session]
-      operationId: refreshSession
-      summary: Rotate a refresh token
-      description: |
-        The presented refresh token dies and a new one is returned with a new access token; the
-        session's absolute expiry does not move. Presenting a rotated token again revokes the
-        whole session (401 `token_revoked`). Sessions are bound to their client, and to the
-        issuing IP when the client has `ipBinding`.
       parameters:
         - $ref: "#/components/parameters/RealmId"
       requestBody:
@@ -447,69 +532,6 @@ paths:
         `email_verified` with `email`; `name` (and `given_name`, `family_name`) with
         `profile`. A missing, invalid, expired or revoked token answers 401 with
         `WWW-Authenticate: Bearer realm="…", error="invalid_token"`.
-          application/json:
-            schema:
-              $ref: "#/components/schemas/RefreshRequest"
-      responses:
-        "200":
-          description: New tokens.
-          headers:
-            Cache-Control:
-              schema:
-                type: string
-                const: no-store
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/SessionTokens"
-        "400":
-          $ref: "#/components/responses/BadRequest"
-        "401":
-          $ref: "#/components/responses/SessionUnauthorized"
-        "403":
-          $ref: "#/components/responses/AccountDisabled"
-        "404":
-          $ref: "#/components/responses/NotFound"
-  /api/auth/{realmId}/session/logout:
-    post:
-      tags: [Session]
-      operationId: logout
-      summary: End the session
-      description: |
-        Revokes the session of the bearer access token (its refresh and access tokens stop
-        working at once) and, when given, the session of `refreshToken` too.
-      security:
-        - accessToken: []
-      parameters:
-        - $ref: "#/components/parameters/RealmId"
-      requestBody:
-        required: false
-        content:
-          application/json:
-            schema:
-              $ref: "#/components/schemas/LogoutRequest"
-      responses:
-        "200":
-          description: Logged out.
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Message"
-              example:
-                message: Logged out
-        "400":
-          $ref: "#/components/responses/BadRequest"
-        "401":
-          $ref: "#/components/responses/SessionUnauthorized"
-        "403":
-          $ref: "#/components/responses/AccountDisabled"
-        "404":
-          $ref: "#/components/responses/NotFound"
-  /api/auth/{realmId}/me:
-    get:
-      tags: [Session]
-      operationId: getMe
-      summary: The signed-in account
       security:
         - accessToken: []
       parameters:
@@ -617,15 +639,6 @@ paths:
           $ref: "#/components/responses/OAuthBadRequest"
         "401":
           $ref: "#/components/responses/InvalidClient"
-          description: The account of the bearer access token.
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Me"
-        "401":
-          $ref: "#/components/responses/SessionUnauthorized"
-        "403":
-          $ref: "#/components/responses/AccountDisabled"
         "404":
           $ref: "#/components/responses/NotFound"
   /api/admin/realms:
@@ -1360,17 +1373,6 @@ components:
             code: conflict
             message: A realm with this id already exists
             requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
-    OAuthBadRequest:
-      description: RFC 6749 §5.2 error (`invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope`).
-      content:
-        application/json:
-          schema:
-            $ref: "#/components/schemas/OAuthError"
-          example:
-            error: invalid_grant
-            error_description: code_verifier does not match the code_challenge
-    InvalidClient:
-      description: Client authentication failed (`invalid_client`), with `WWW-Authenticate` Basic.
     SessionUnauthorized:
       description: |
         `unauthorized` (missing, malformed or unknown token), `token_expired`, `token_revoked`
@@ -1382,20 +1384,6 @@ components:
       content:
         application/json:
           schema:
-            $ref: "#/components/schemas/OAuthError"
-          example:
-            error: invalid_client
-            error_description: client authentication failed
-    InvalidToken:
-      description: Missing, invalid, expired or revoked access token (RFC 6750 §3).
-      headers:
-        WWW-Authenticate:
-          schema:
-            type: string
-      content:
-        application/json:
-          schema:
-            $ref: "#/components/schemas/OAuthError"
             $ref: "#/components/schemas/Error"
           example:
             status: 401
@@ -1418,6 +1406,38 @@ components:
         application/json:
           schema:
             $ref: "#/components/schemas/Error"
+    OAuthBadRequest:
+      description: RFC 6749 §5.2 error (`invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope`).
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/OAuthError"
+          example:
+            error: invalid_grant
+            error_description: code_verifier does not match the code_challenge
+    InvalidClient:
+      description: Client authentication failed (`invalid_client`), with `WWW-Authenticate` Basic.
+      headers:
+        WWW-Authenticate:
+          schema:
+            type: string
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/OAuthError"
+          example:
+            error: invalid_client
+            error_description: client authentication failed
+    InvalidToken:
+      description: Missing, invalid, expired or revoked access token (RFC 6750 §3).
+      headers:
+        WWW-Authenticate:
+          schema:
+            type: string
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/OAuthError"
   schemas:
     OAuthError:
       type: object
