@@ -28,6 +28,7 @@ enum ServeCommand {
         let signal = await waitForTerminationSignal()
         logger.info("shutting_down", ["signal": .string(signal)])
         await application.shutdown()
+        BufferedLogWriter.standardError.flush()
         return 0
     }
 

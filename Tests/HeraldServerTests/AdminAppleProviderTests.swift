@@ -8,9 +8,9 @@ struct AdminAppleProviderTests {
     @Test("the private key is write-only: accepted on PUT, never returned, kept when left out, removed by null")
     func privateKeyWriteOnly() async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme")
+            try await herald.createRealm("acme")
             let key = try pemText(.generate(for: .es256))
-            let put = try herald.admin("PUT", "/api/admin/realms/acme/providers/apple", json: [
+            let put = try await herald.admin("PUT", "/api/admin/realms/acme/providers/apple", json: [
                 "clientId": "com.acme.web", "audiences": ["com.acme.ios", "com.acme.ios.widget"], "teamId": "ABCDE12345",
                 "keyId": "KEY1234567", "privateKey": .string(key),
             ], reason: "initial Apple setup")
@@ -21,21 +21,21 @@ struct AdminAppleProviderTests {
             #expect(put.json["scopes"] == ["name", "email"])
             #expect(!put.text.contains("PRIVATE KEY"))
 
-            let read = try herald.admin("GET", "/api/admin/realms/acme/providers/apple")
+            let read = try await herald.admin("GET", "/api/admin/realms/acme/providers/apple")
             #expect(read.status == 200)
             #expect(read.json["audiences"] == ["com.acme.ios", "com.acme.ios.widget"])
             #expect(read.json["privateKeyConfigured"] == true)
             #expect(!read.text.contains("PRIVATE KEY"))
 
-            let kept = try herald.admin("PUT", "/api/admin/realms/acme/providers/apple",
+            let kept = try await herald.admin("PUT", "/api/admin/realms/acme/providers/apple",
                                         json: ["clientId": "com.acme.web", "audiences": ["com.acme.ios"]])
             #expect(kept.json["privateKeyConfigured"] == true)
             #expect(kept.json["teamId"] == .null)
-            let removed = try herald.admin("PUT", "/api/admin/realms/acme/providers/apple",
+            let removed = try await herald.admin("PUT", "/api/admin/realms/acme/providers/apple",
                                            json: ["clientId": "com.acme.web", "privateKey": .null])
             #expect(removed.json["privateKeyConfigured"] == false)
 
-            let audit = try herald.admin("GET", "/api/admin/audit?target=realms/acme/providers/apple")
+            let audit = try await herald.admin("GET", "/api/admin/audit?target=realms/acme/providers/apple")
             #expect(audit.items.count == 3)
             #expect(audit.items.last?["reason"] == "initial Apple setup")
             #expect(audit.items.last?["changes"]?["privateKey"] == ["before": "[redacted]", "after": "[redacted]"])
@@ -47,8 +47,8 @@ struct AdminAppleProviderTests {
     @Test("invalid provider settings are 400 naming each field, the key text never echoed")
     func invalidSettings() async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme")
-            let response = try herald.admin("PUT", "/api/admin/realms/acme/providers/apple", json: [
+            try await herald.createRealm("acme")
+            let response = try await herald.admin("PUT", "/api/admin/realms/acme/providers/apple", json: [
                 "audiences": ["com.acme.*", "com.acme.ios", "com.acme.ios"], "teamId": "abc", "keyId": 12,
                 "privateKey": "-----BEGIN PRIVATE KEY-----\nc2VjcmV0LW5vdC1hLWtleQ==\n-----END PRIVATE KEY-----\n",
                 "scopes": ["openid"], "extra": true,
@@ -58,22 +58,22 @@ struct AdminAppleProviderTests {
                 "clientId", "audiences[0]", "audiences[2]", "teamId", "keyId", "privateKey", "scopes[0]", "extra",
             ])
             #expect(!response.text.contains("c2VjcmV0LW5vdC1hLWtleQ"))
-            #expect(try herald.admin("GET", "/api/admin/realms/acme/providers/apple").status == 404)
+            #expect(try await herald.admin("GET", "/api/admin/realms/acme/providers/apple").status == 404)
         }
     }
 
     @Test("an unknown realm or a missing provider is 404")
     func missing() async throws {
         try await RunningHerald.with { herald in
-            #expect(try herald.admin("PUT", "/api/admin/realms/nope/providers/apple", json: ["clientId": "com.acme.web"]).status
+            #expect(try await herald.admin("PUT", "/api/admin/realms/nope/providers/apple", json: ["clientId": "com.acme.web"]).status
                 == 404)
-            #expect(try herald.admin("GET", "/api/admin/realms/nope/providers/apple").status == 404)
-            try herald.createRealm("acme")
-            #expect(try herald.admin("GET", "/api/admin/realms/acme/providers/apple").status == 404)
-            #expect(try herald.admin("DELETE", "/api/admin/realms/acme/providers/apple").status == 404)
-            _ = try herald.admin("PUT", "/api/admin/realms/acme/providers/apple", json: ["clientId": "com.acme.web"])
-            #expect(try herald.admin("DELETE", "/api/admin/realms/acme/providers/apple").status == 204)
-            #expect(try herald.admin("GET", "/api/admin/realms/acme/providers/apple").status == 404)
+            #expect(try await herald.admin("GET", "/api/admin/realms/nope/providers/apple").status == 404)
+            try await herald.createRealm("acme")
+            #expect(try await herald.admin("GET", "/api/admin/realms/acme/providers/apple").status == 404)
+            #expect(try await herald.admin("DELETE", "/api/admin/realms/acme/providers/apple").status == 404)
+            _ = try await herald.admin("PUT", "/api/admin/realms/acme/providers/apple", json: ["clientId": "com.acme.web"])
+            #expect(try await herald.admin("DELETE", "/api/admin/realms/acme/providers/apple").status == 204)
+            #expect(try await herald.admin("GET", "/api/admin/realms/acme/providers/apple").status == 404)
         }
     }
 }

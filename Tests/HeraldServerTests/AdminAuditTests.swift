@@ -8,9 +8,9 @@ struct AdminAuditTests {
     @Test("each change is recorded with time, actor, action, target, reason and a diff")
     func entries() async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme")
-            _ = try herald.admin("PATCH", "/api/admin/realms/acme", json: ["accessTokenTTL": 600], reason: "ticket SEC-12")
-            let audit = try herald.admin("GET", "/api/admin/audit")
+            try await herald.createRealm("acme")
+            _ = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["accessTokenTTL": 600], reason: "ticket SEC-12")
+            let audit = try await herald.admin("GET", "/api/admin/audit")
             #expect(audit.status == 200)
             let entry = try #require(audit.items.first)
             #expect(entry["actor"] == "env")
@@ -27,28 +27,28 @@ struct AdminAuditTests {
     @Test("a change reason over 500 characters or with control characters is 400, and nothing changes")
     func reasonBounded() async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme")
-            let long = try herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false],
+            try await herald.createRealm("acme")
+            let long = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false],
                                         reason: String(repeating: "r", count: 501))
             #expect(long.status == 400)
             #expect(long.fieldProblems["X-Change-Reason"] != nil)
-            #expect(try herald.admin("GET", "/api/admin/realms/acme").json["enabled"] == true)
+            #expect(try await herald.admin("GET", "/api/admin/realms/acme").json["enabled"] == true)
         }
     }
 
     @Test("the audit list pages and filters")
     func pagingAndFilters() async throws {
         try await RunningHerald.with { herald in
-            for id in ["r1", "r2", "r3"] { try herald.createRealm(id) }
-            let first = try herald.admin("GET", "/api/admin/audit?limit=2")
+            for id in ["r1", "r2", "r3"] { try await herald.createRealm(id) }
+            let first = try await herald.admin("GET", "/api/admin/audit?limit=2")
             #expect(first.items.compactMap { $0["target"]?.stringValue } == ["realms/r3", "realms/r2"])
             let cursor = try #require(first.json["nextCursor"]?.stringValue)
-            let second = try herald.admin("GET", "/api/admin/audit?limit=2&cursor=\(cursor)")
+            let second = try await herald.admin("GET", "/api/admin/audit?limit=2&cursor=\(cursor)")
             #expect(second.items.compactMap { $0["target"]?.stringValue } == ["realms/r1"])
             #expect(second.json["nextCursor"] == .null)
-            #expect(try herald.admin("GET", "/api/admin/audit?realm=r2").items.count == 1)
-            #expect(try herald.admin("GET", "/api/admin/audit?actor=someone-else").items.isEmpty)
-            #expect(try herald.admin("GET", "/api/admin/audit?limit=-1").status == 400)
+            #expect(try await herald.admin("GET", "/api/admin/audit?realm=r2").items.count == 1)
+            #expect(try await herald.admin("GET", "/api/admin/audit?actor=someone-else").items.isEmpty)
+            #expect(try await herald.admin("GET", "/api/admin/audit?limit=-1").status == 400)
         }
     }
 }

@@ -25,7 +25,7 @@ struct AdminAuthenticationTests {
     @Test("every admin route answers 401 without a valid token, for existing and unknown realms alike")
     func everyRouteNeedsAToken() async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme")
+            try await herald.createRealm("acme")
             let routes = Self.adminRoutes(herald, realm: "acme") + Self.adminRoutes(herald, realm: "no-such-realm")
             #expect(routes.count >= 38)
             let credentials: [String?] = [nil, "Bearer wrong-token-0123456789abcdef0123456789", "Basic \(RunningHerald.adminToken)",
@@ -34,14 +34,14 @@ struct AdminAuthenticationTests {
                 for credential in credentials {
                     var headers: [(String, String)] = [("Content-Type", "application/json")]
                     if let credential { headers.append(("Authorization", credential)) }
-                    let response = try herald.client.send(method, path, headers: headers, body: Array(#"{"id":"zzz"}"#.utf8))
+                    let response = try await herald.send(method, path, headers: headers, body: Array(#"{"id":"zzz"}"#.utf8))
                     #expect(response.status == 401, "\(method) \(path) with \(credential ?? "no credential")")
                     #expect(response.json["code"]?.stringValue == "unauthorized")
                     #expect(response.header("WWW-Authenticate") == "Bearer")
                 }
             }
             // Nothing was created or changed by the unauthenticated calls.
-            let realms = try herald.admin("GET", "/api/admin/realms")
+            let realms = try await herald.admin("GET", "/api/admin/realms")
             #expect(realms.items.compactMap { $0["id"]?.stringValue } == ["acme"])
         }
     }
@@ -49,10 +49,12 @@ struct AdminAuthenticationTests {
     @Test("the bearer scheme is case-insensitive and the env token acts as 'env'")
     func schemeAndActor() async throws {
         try await RunningHerald.with { herald in
-            let response = try herald.client.send("POST", "/api/admin/realms", json: ["id": "acme"],
-                                                  headers: [("Authorization", "bearer \(RunningHerald.adminToken)")])
+            let response = try await herald.send("POST", "/api/admin/realms",
+                                                 headers: [("Authorization", "bearer \(RunningHerald.adminToken)"),
+                                                           ("Content-Type", "application/json")],
+                                                 body: Array(#"{"id":"acme"}"#.utf8))
             #expect(response.status == 201)
-            let audit = try herald.admin("GET", "/api/admin/audit")
+            let audit = try await herald.admin("GET", "/api/admin/audit")
             #expect(audit.items.first?["actor"]?.stringValue == "env")
         }
     }
@@ -64,21 +66,21 @@ struct AdminAuthenticationTests {
             let tokens = AdminTokenStore(database: database)
             let cli = try ChangeContext(actor: "cli")
             let token = try await tokens.create(name: "deploy-bot", context: cli)
-            let created = try herald.admin("POST", "/api/admin/realms", json: ["id": "acme"], reason: "bootstrap", token: token)
+            let created = try await herald.admin("POST", "/api/admin/realms", json: ["id": "acme"], reason: "bootstrap", token: token)
             #expect(created.status == 201)
-            let audit = try herald.admin("GET", "/api/admin/audit?action=realm.create")
+            let audit = try await herald.admin("GET", "/api/admin/audit?action=realm.create")
             #expect(audit.items.first?["actor"]?.stringValue == "deploy-bot")
             #expect(audit.items.first?["reason"]?.stringValue == "bootstrap")
             try await tokens.revoke(name: "deploy-bot", context: cli)
-            #expect(try herald.admin("GET", "/api/admin/realms", token: token).status == 401)
+            #expect(try await herald.admin("GET", "/api/admin/realms", token: token).status == 401)
         }
     }
 
     @Test("the admin token never appears in logs")
     func tokenNotLogged() async throws {
         try await RunningHerald.with { herald in
-            _ = try herald.admin("GET", "/api/admin/realms")
-            _ = try herald.admin("GET", "/api/admin/realms", token: "wrong-token-that-must-not-be-logged-0123")
+            _ = try await herald.admin("GET", "/api/admin/realms")
+            _ = try await herald.admin("GET", "/api/admin/realms", token: "wrong-token-that-must-not-be-logged-0123")
             let logs = herald.logs.captured.joined(separator: "\n")
             #expect(!logs.contains(RunningHerald.adminToken))
             #expect(!logs.contains("wrong-token-that-must-not-be-logged"))

@@ -9,8 +9,8 @@ struct AdminClientTests {
     @Test("a confidential client's secret is shown once on create and on rotation, never on read")
     func secretShownOnce() async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme")
-            let created = try herald.admin("POST", "/api/admin/realms/acme/clients", json: [
+            try await herald.createRealm("acme")
+            let created = try await herald.admin("POST", "/api/admin/realms/acme/clients", json: [
                 "clientId": "acme-backend", "name": "Acme backend", "confidential": true,
                 "redirectUris": ["https://app.acme.example/oauth/callback", "http://127.0.0.1:3000/callback"],
             ], reason: "partner onboarding")
@@ -19,27 +19,27 @@ struct AdminClientTests {
             let secret = try #require(created.json["clientSecret"]?.stringValue)
             #expect(created.json["allowedScopes"] == ["openid", "profile", "email"])
 
-            let read = try herald.admin("GET", "/api/admin/realms/acme/clients/acme-backend")
+            let read = try await herald.admin("GET", "/api/admin/realms/acme/clients/acme-backend")
             #expect(read.status == 200)
             #expect(read.json["clientSecret"] == nil)
             #expect(!read.text.contains(secret))
-            let list = try herald.admin("GET", "/api/admin/realms/acme/clients")
+            let list = try await herald.admin("GET", "/api/admin/realms/acme/clients")
             #expect(!list.text.contains(secret))
 
             let clients = ClientAppStore(database: herald.application.context.database)
             #expect(try await clients.authenticate(realmID: "acme", clientID: "acme-backend", secret: secret) != nil)
 
-            let rotated = try herald.admin("POST", "/api/admin/realms/acme/clients/acme-backend/secret", reason: "leaked in CI")
+            let rotated = try await herald.admin("POST", "/api/admin/realms/acme/clients/acme-backend/secret", reason: "leaked in CI")
             #expect(rotated.status == 200)
             let newSecret = try #require(rotated.json["clientSecret"]?.stringValue)
             #expect(newSecret != secret)
             #expect(try await clients.authenticate(realmID: "acme", clientID: "acme-backend", secret: secret) == nil)
             #expect(try await clients.authenticate(realmID: "acme", clientID: "acme-backend", secret: newSecret) != nil)
 
-            let edited = try herald.admin("PATCH", "/api/admin/realms/acme/clients/acme-backend", json: ["name": "Renamed"])
+            let edited = try await herald.admin("PATCH", "/api/admin/realms/acme/clients/acme-backend", json: ["name": "Renamed"])
             #expect(edited.json["clientSecret"] == nil)
 
-            let audit = try herald.admin("GET", "/api/admin/audit?realm=acme")
+            let audit = try await herald.admin("GET", "/api/admin/audit?realm=acme")
             #expect(audit.items.compactMap { $0["action"]?.stringValue }
                 == ["client.update", "client.secret.rotate", "client.create", "realm.create"])
             #expect(audit.items.compactMap { $0["reason"]?.stringValue } == ["leaked in CI", "partner onboarding"])
@@ -52,14 +52,14 @@ struct AdminClientTests {
     @Test("a public client has no secret and cannot rotate one")
     func publicClient() async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme")
-            let created = try herald.admin("POST", "/api/admin/realms/acme/clients", json: [
+            try await herald.createRealm("acme")
+            let created = try await herald.admin("POST", "/api/admin/realms/acme/clients", json: [
                 "clientId": "ios", "name": "iOS app", "firstParty": true, "redirectUris": ["com.acme.app:/oauth"],
             ])
             #expect(created.status == 201)
             #expect(created.json["clientSecret"] == nil)
             #expect(created.json["firstParty"] == true)
-            let rotate = try herald.admin("POST", "/api/admin/realms/acme/clients/ios/secret")
+            let rotate = try await herald.admin("POST", "/api/admin/realms/acme/clients/ios/secret")
             #expect(rotate.status == 400)
             #expect(rotate.fieldProblems["confidential"] != nil)
         }
@@ -68,8 +68,8 @@ struct AdminClientTests {
     @Test("invalid client input is 400 naming each field, redirect URIs by index")
     func invalidInput() async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme")
-            let response = try herald.admin("POST", "/api/admin/realms/acme/clients", json: [
+            try await herald.createRealm("acme")
+            let response = try await herald.admin("POST", "/api/admin/realms/acme/clients", json: [
                 "clientId": "has space", "redirectUris": ["https://ok.acme.example/cb", "http://evil.example/cb",
                                                           "https://ok.acme.example/cb#frag", "javascript:alert(1)"],
                 "allowedScopes": ["openid", "openid"], "accessTokenTTL": 5, "ipBinding": "yes", "secret": "mine",
@@ -85,28 +85,28 @@ struct AdminClientTests {
     @Test("client ids are unique in a realm; unknown realms and clients are 404")
     func conflictsAndMissing() async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme")
+            try await herald.createRealm("acme")
             let body: JSONValue = ["clientId": "web", "name": "Web"]
-            #expect(try herald.admin("POST", "/api/admin/realms/acme/clients", json: body).status == 201)
-            #expect(try herald.admin("POST", "/api/admin/realms/acme/clients", json: body).status == 409)
-            #expect(try herald.admin("POST", "/api/admin/realms/nope/clients", json: body).status == 404)
-            #expect(try herald.admin("GET", "/api/admin/realms/nope/clients").status == 404)
-            #expect(try herald.admin("GET", "/api/admin/realms/acme/clients/missing").status == 404)
-            #expect(try herald.admin("PATCH", "/api/admin/realms/acme/clients/missing", json: ["name": "x"]).status == 404)
-            #expect(try herald.admin("POST", "/api/admin/realms/acme/clients/missing/secret").status == 404)
-            #expect(try herald.admin("DELETE", "/api/admin/realms/acme/clients/web").status == 204)
-            #expect(try herald.admin("DELETE", "/api/admin/realms/acme/clients/web").status == 404)
+            #expect(try await herald.admin("POST", "/api/admin/realms/acme/clients", json: body).status == 201)
+            #expect(try await herald.admin("POST", "/api/admin/realms/acme/clients", json: body).status == 409)
+            #expect(try await herald.admin("POST", "/api/admin/realms/nope/clients", json: body).status == 404)
+            #expect(try await herald.admin("GET", "/api/admin/realms/nope/clients").status == 404)
+            #expect(try await herald.admin("GET", "/api/admin/realms/acme/clients/missing").status == 404)
+            #expect(try await herald.admin("PATCH", "/api/admin/realms/acme/clients/missing", json: ["name": "x"]).status == 404)
+            #expect(try await herald.admin("POST", "/api/admin/realms/acme/clients/missing/secret").status == 404)
+            #expect(try await herald.admin("DELETE", "/api/admin/realms/acme/clients/web").status == 204)
+            #expect(try await herald.admin("DELETE", "/api/admin/realms/acme/clients/web").status == 404)
         }
     }
 
     @Test("TTL overrides are set with numbers and cleared with null")
     func ttlOverrides() async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme")
-            _ = try herald.admin("POST", "/api/admin/realms/acme/clients",
+            try await herald.createRealm("acme")
+            _ = try await herald.admin("POST", "/api/admin/realms/acme/clients",
                                  json: ["clientId": "web", "name": "Web", "accessTokenTTL": 300])
-            #expect(try herald.admin("GET", "/api/admin/realms/acme/clients/web").json["accessTokenTTL"] == 300)
-            let cleared = try herald.admin("PATCH", "/api/admin/realms/acme/clients/web", json: ["accessTokenTTL": .null])
+            #expect(try await herald.admin("GET", "/api/admin/realms/acme/clients/web").json["accessTokenTTL"] == 300)
+            let cleared = try await herald.admin("PATCH", "/api/admin/realms/acme/clients/web", json: ["accessTokenTTL": .null])
             #expect(cleared.json["accessTokenTTL"] == .null)
         }
     }

@@ -21,8 +21,8 @@ struct AdminInputRobustnessTests {
     @Test("every writing admin route answers odd bodies without a 5xx")
     func neverServerErrors() async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme")
-            _ = try herald.admin("POST", "/api/admin/realms/acme/clients", json: ["clientId": "web", "name": "Web"])
+            try await herald.createRealm("acme")
+            _ = try await herald.admin("POST", "/api/admin/realms/acme/clients", json: ["clientId": "web", "name": "Web"])
             let account = try await herald.accounts.create(realmID: "acme", .init(email: "a@example.com"))
             let routes = [
                 ("POST", "/api/admin/realms"), ("PATCH", "/api/admin/realms/acme"),
@@ -31,7 +31,7 @@ struct AdminInputRobustnessTests {
             ]
             for (method, path) in routes {
                 for body in Self.bodies {
-                    let response = try herald.admin(method, path, rawBody: body)
+                    let response = try await herald.admin(method, path, rawBody: body)
                     #expect(response.status < 500, "\(method) \(path) \(body.prefix(60)) → \(response.status)")
                     if response.status >= 300 {
                         #expect((400..<500).contains(response.status) && response.json["code"]?.stringValue != nil)

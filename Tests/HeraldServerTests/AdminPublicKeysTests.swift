@@ -8,8 +8,8 @@ struct AdminPublicKeysTests {
     @Test("creating a realm publishes one key of its signing algorithm at jwks.json", arguments: ["ES256", "RS256", "EdDSA"])
     func firstKeyPublished(algorithm: String) async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme", ["signingAlgorithm": .string(algorithm)])
-            let response = try herald.client.send("GET", "/api/oauth/acme/jwks.json")
+            try await herald.createRealm("acme", ["signingAlgorithm": .string(algorithm)])
+            let response = try await herald.send("GET", "/api/oauth/acme/jwks.json")
             #expect(response.status == 200)
             #expect(response.header("Content-Type")?.hasPrefix("application/json") == true)
             let keys = try #require(response.json["keys"]?.arrayValue)
@@ -26,29 +26,29 @@ struct AdminPublicKeysTests {
     @Test("changing the signing algorithm publishes a new key and keeps the old one")
     func algorithmChange() async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme")
-            let before = try herald.client.send("GET", "/api/oauth/acme/jwks.json").json["keys"]?.arrayValue ?? []
-            _ = try herald.admin("PATCH", "/api/admin/realms/acme", json: ["signingAlgorithm": "EdDSA"])
-            let after = try herald.client.send("GET", "/api/oauth/acme/jwks.json").json["keys"]?.arrayValue ?? []
+            try await herald.createRealm("acme")
+            let before = try await herald.send("GET", "/api/oauth/acme/jwks.json").json["keys"]?.arrayValue ?? []
+            _ = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["signingAlgorithm": "EdDSA"])
+            let after = try await herald.send("GET", "/api/oauth/acme/jwks.json").json["keys"]?.arrayValue ?? []
             #expect(after.compactMap { $0["alg"]?.stringValue } == ["EdDSA", "ES256"])
             #expect(after.last?["kid"] == before.first?["kid"])
             // Setting the same algorithm again does not rotate.
-            _ = try herald.admin("PATCH", "/api/admin/realms/acme", json: ["signingAlgorithm": "EdDSA"])
-            #expect((try herald.client.send("GET", "/api/oauth/acme/jwks.json").json["keys"]?.arrayValue ?? []).count == 2)
+            _ = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["signingAlgorithm": "EdDSA"])
+            #expect((try await herald.send("GET", "/api/oauth/acme/jwks.json").json["keys"]?.arrayValue ?? []).count == 2)
         }
     }
 
     @Test("a disabled or unknown realm answers 404 on jwks.json")
     func disabledRealmHidden() async throws {
         try await RunningHerald.with { herald in
-            try herald.createRealm("acme")
-            _ = try herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false])
-            let disabled = try herald.client.send("GET", "/api/oauth/acme/jwks.json")
+            try await herald.createRealm("acme")
+            _ = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false])
+            let disabled = try await herald.send("GET", "/api/oauth/acme/jwks.json")
             #expect(disabled.status == 404)
             #expect(disabled.json["code"] == "not_found")
-            #expect(try herald.client.send("GET", "/api/oauth/nope/jwks.json").status == 404)
-            _ = try herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": true])
-            #expect(try herald.client.send("GET", "/api/oauth/acme/jwks.json").status == 200)
+            #expect(try await herald.send("GET", "/api/oauth/nope/jwks.json").status == 404)
+            _ = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": true])
+            #expect(try await herald.send("GET", "/api/oauth/acme/jwks.json").status == 200)
         }
     }
 }

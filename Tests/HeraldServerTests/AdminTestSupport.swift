@@ -6,28 +6,29 @@ import Storage
 
 /// Admin API calls against a running Herald, authenticated with the environment token.
 extension RunningHerald {
-    /// Sends an admin request; `token: nil` sends none.
+    /// Sends an admin request with a JSON body; `token: nil` sends no credentials.
     func admin(_ method: String, _ path: String, json: JSONValue? = nil, reason: String? = nil,
-               token: String? = RunningHerald.adminToken) throws -> TestHTTPClient.Response {
+               token: String? = RunningHerald.adminToken) async throws -> TestHTTPClient.Response {
         var headers: [(String, String)] = []
         if let token { headers.append(("Authorization", "Bearer \(token)")) }
         if let reason { headers.append(("X-Change-Reason", reason)) }
-        if let json { return try client.send(method, path, json: json, headers: headers) }
-        return try client.send(method, path, headers: headers)
+        guard let json else { return try await send(method, path, headers: headers) }
+        headers.append(("Content-Type", "application/json"))
+        return try await send(method, path, headers: headers, body: Array(try JSONEncoder().encode(json)))
     }
 
     /// Sends raw body bytes as JSON to an admin route.
-    func admin(_ method: String, _ path: String, rawBody: String) throws -> TestHTTPClient.Response {
-        try client.send(method, path, headers: [("Authorization", "Bearer \(RunningHerald.adminToken)"),
-                                                ("Content-Type", "application/json")], body: Array(rawBody.utf8))
+    func admin(_ method: String, _ path: String, rawBody: String) async throws -> TestHTTPClient.Response {
+        try await send(method, path, headers: [("Authorization", "Bearer \(RunningHerald.adminToken)"),
+                                               ("Content-Type", "application/json")], body: Array(rawBody.utf8))
     }
 
     /// Creates a realm through the API and returns its JSON.
     @discardableResult
-    func createRealm(_ id: String, _ fields: [String: JSONValue] = [:]) throws -> [String: JSONValue] {
+    func createRealm(_ id: String, _ fields: [String: JSONValue] = [:]) async throws -> [String: JSONValue] {
         var body = fields
         body["id"] = .string(id)
-        let response = try admin("POST", "/api/admin/realms", json: .object(body))
+        let response = try await admin("POST", "/api/admin/realms", json: .object(body))
         guard response.status == 201 else { throw TestClientError("creating realm \(id): \(response.status) \(response.text)") }
         return response.json
     }

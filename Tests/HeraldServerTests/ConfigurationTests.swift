@@ -1,3 +1,4 @@
+import Foundation
 import Storage
 import Testing
 @testable import HeraldServer
@@ -74,5 +75,39 @@ import Testing
         #expect(range?.contains("2001:db8::1") == true)
         #expect(range?.contains("2001:db9::1") == false)
         #expect(range?.contains("10.0.0.1") == false)
+    }
+}
+
+@Suite struct LoggerTests {
+    @Test func linesAreJSONWithEscapedFields() throws {
+        let capture = LogCapture()
+        let logger = Logger(level: .info, now: { Date(timeIntervalSince1970: 1_700_000_000.123) }, sink: capture.sink)
+        logger.debug("hidden")
+        logger.info("event", ["text": "quote\" and \\ and \n", "n": 3, "ok": .bool(true)])
+        let lines = capture.captured
+        #expect(lines.count == 1)
+        let object = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
+        #expect(object?["ts"] as? String == "2023-11-14T22:13:20.123Z")
+        #expect(object?["text"] as? String == "quote\" and \\ and \n")
+        #expect(object?["n"] as? Int == 3)
+    }
+
+    @Test func bufferedWriterDeliversEveryLineInOrder() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let writer = BufferedLogWriter(fileDescriptor: fds[1])
+        for index in 0..<100 { writer.append("line \(index)") }
+        writer.flush()
+        close(fds[1])
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fds[0], &buffer, buffer.count)
+            if count <= 0 { break }
+            received += buffer[0..<count]
+        }
+        close(fds[0])
+        let lines = String(decoding: received, as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(lines == (0..<100).map { "line \($0)" })
     }
 }

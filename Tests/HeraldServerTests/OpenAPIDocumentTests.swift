@@ -25,10 +25,19 @@ struct OpenAPIDocumentTests {
         }.joined(separator: "/")
     }
 
+    /// Where two byte sequences first differ ("" when equal), short enough for a test message.
+    static func firstDifference(_ a: [UInt8], _ b: [UInt8]) -> String {
+        guard a != b else { return "" }
+        let index = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, b.count)
+        let line = a.prefix(index).filter { $0 == 10 }.count + 1
+        return "byte \(index) (line \(line)) of \(a.count) vs \(b.count) bytes"
+    }
+
     @Test("the embedded document is byte-identical to openapi/herald.yaml (run scripts/embed-openapi.sh)")
     func embeddedMatchesFile() throws {
-        let file = try Data(contentsOf: Self.specURL)
-        #expect(Array(OpenAPIDocument.yaml.utf8) == Array(file))
+        let file = Array(try Data(contentsOf: Self.specURL))
+        let difference = Self.firstDifference(Array(OpenAPIDocument.yaml.utf8), file)
+        #expect(difference.isEmpty, "embedded spec differs at \(difference): run scripts/embed-openapi.sh")
     }
 
     @Test("the document parses as OpenAPI 3.1 with paths, info and the admin security scheme")
@@ -113,10 +122,11 @@ struct OpenAPIDocumentTests {
     @Test("GET /api-docs/openapi.yaml serves the document as application/yaml")
     func served() async throws {
         try await RunningHerald.with { herald in
-            let response = try herald.client.send("GET", "/api-docs/openapi.yaml")
+            let response = try await herald.send("GET", "/api-docs/openapi.yaml")
             #expect(response.status == 200)
             #expect(response.header("Content-Type")?.hasPrefix("application/yaml") == true)
-            #expect(response.body == Array(try Data(contentsOf: Self.specURL)))
+            let difference = Self.firstDifference(response.body, Array(try Data(contentsOf: Self.specURL)))
+            #expect(difference.isEmpty, "served document differs from openapi/herald.yaml at \(difference)")
         }
     }
 }

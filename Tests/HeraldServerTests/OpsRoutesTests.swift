@@ -5,10 +5,10 @@ import Testing
 @Suite struct OpsRoutesTests {
     @Test func healthzAndReadyzAnswer() async throws {
         try await RunningHerald.with { herald in
-            let health = try herald.client.send("GET", "/healthz")
+            let health = try await herald.send("GET", "/healthz")
             #expect(health.status == 200)
             #expect(health.json["status"]?.stringValue == "ok")
-            let ready = try herald.client.send("GET", "/readyz")
+            let ready = try await herald.send("GET", "/readyz")
             #expect(ready.status == 200)
             #expect(ready.json["status"]?.stringValue == "ready")
         }
@@ -16,9 +16,9 @@ import Testing
 
     @Test func everyResponseCarriesARequestID() async throws {
         try await RunningHerald.with { herald in
-            let echoed = try herald.client.send("GET", "/healthz", headers: [("X-Request-Id", "abc-123")])
+            let echoed = try await herald.send("GET", "/healthz", headers: [("X-Request-Id", "abc-123")])
             #expect(echoed.header("X-Request-Id") == "abc-123")
-            let generated = try herald.client.send("GET", "/nope", headers: [("X-Request-Id", "bad id with spaces")])
+            let generated = try await herald.send("GET", "/nope", headers: [("X-Request-Id", "bad id with spaces")])
             let id = try #require(generated.header("X-Request-Id"))
             #expect(id != "bad id with spaces" && !id.isEmpty)
         }
@@ -26,12 +26,12 @@ import Testing
 
     @Test func unknownRouteAnswersTheErrorEnvelope() async throws {
         try await RunningHerald.with { herald in
-            let response = try herald.client.send("GET", "/no/such/route", headers: [("X-Request-Id", "r-1")])
+            let response = try await herald.send("GET", "/no/such/route", headers: [("X-Request-Id", "r-1")])
             #expect(response.status == 404)
             #expect(response.json["code"]?.stringValue == "not_found")
             #expect(response.json["status"]?.doubleValue == 404)
             #expect(response.json["requestId"]?.stringValue == "r-1")
-            let wrongMethod = try herald.client.send("DELETE", "/healthz")
+            let wrongMethod = try await herald.send("DELETE", "/healthz")
             #expect(wrongMethod.status == 405)
             #expect(wrongMethod.json["code"]?.stringValue == "method_not_allowed")
         }
@@ -39,7 +39,7 @@ import Testing
 
     @Test func oversizeBodyIs413WithEnvelope() async throws {
         try await RunningHerald.with { herald in
-            let response = try herald.client.send("POST", "/healthz", body: [UInt8](repeating: 65, count: 70_000))
+            let response = try await herald.send("POST", "/healthz", body: [UInt8](repeating: 65, count: 70_000))
             #expect(response.status == 413)
             #expect(response.json["code"]?.stringValue == "payload_too_large")
         }
@@ -47,7 +47,7 @@ import Testing
 
     @Test func accessLogNamesRouteTemplateOnly() async throws {
         try await RunningHerald.with { herald in
-            _ = try herald.client.send("GET", "/healthz?secret=do-not-log")
+            _ = try await herald.send("GET", "/healthz?secret=do-not-log")
             let lines = herald.logs.captured.filter { $0.contains("\"event\":\"request\"") }
             #expect(lines.contains { $0.contains("\"route\":\"/healthz\"") && $0.contains("\"status\":200") })
             #expect(!herald.logs.captured.joined().contains("do-not-log"))
@@ -67,10 +67,10 @@ import Testing
 @Suite struct MetricsTests {
     @Test func metricsCountRequestsByRouteAndStatus() async throws {
         try await RunningHerald.with { herald in
-            _ = try herald.client.send("GET", "/healthz")
-            _ = try herald.client.send("GET", "/healthz")
-            _ = try herald.client.send("GET", "/missing")
-            let response = try herald.client.send("GET", "/metrics")
+            _ = try await herald.send("GET", "/healthz")
+            _ = try await herald.send("GET", "/healthz")
+            _ = try await herald.send("GET", "/missing")
+            let response = try await herald.send("GET", "/metrics")
             #expect(response.status == 200)
             #expect(response.text.contains(#"herald_http_requests_total{route="/healthz",status="200"} 2"#))
             #expect(response.text.contains(#"herald_http_requests_total{route="unmatched",status="404"} 1"#))

@@ -57,23 +57,32 @@ public struct Logger: Sendable {
     public func warning(_ event: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.warning, event, fields) }
     public func error(_ event: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.error, event, fields) }
 
-    /// The default sink: one write(2) per line so concurrent lines never interleave.
-    public static let standardError: Sink = { line in
-        let bytes = Array((line + "\n").utf8)
-        bytes.withUnsafeBytes { buffer in
-            _ = write(2, buffer.baseAddress, buffer.count)
-        }
-    }
+    /// The default sink: stderr through a batching background writer (whole lines only, so
+    /// concurrent lines never interleave).
+    public static let standardError: Sink = { line in BufferedLogWriter.standardError.append(line) }
 
-    private static func timestamp(_ date: Date) -> String {
+    /// RFC 3339 UTC with milliseconds, formatted by hand: `String(format:)` costs more than
+    /// the rest of a log line.
+    static func timestamp(_ date: Date) -> String {
         let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        let seconds = millis / 1000
-        var time = time_t(seconds)
+        var time = time_t(millis / 1000)
         var parts = tm()
         gmtime_r(&time, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-                      Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-                      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(millis % 1000))
+        var text = ""
+        text.reserveCapacity(24)
+        func append(_ value: Int32, digits: Int) {
+            let string = String(value)
+            for _ in string.count..<digits { text.append("0") }
+            text.append(string)
+        }
+        append(parts.tm_year + 1900, digits: 4); text.append("-")
+        append(parts.tm_mon + 1, digits: 2); text.append("-")
+        append(parts.tm_mday, digits: 2); text.append("T")
+        append(parts.tm_hour, digits: 2); text.append(":")
+        append(parts.tm_min, digits: 2); text.append(":")
+        append(parts.tm_sec, digits: 2); text.append(".")
+        append(Int32(millis % 1000), digits: 3); text.append("Z")
+        return text
     }
 
     static func appendJSONString(_ text: String, to line: inout String) {

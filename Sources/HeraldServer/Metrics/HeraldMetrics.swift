@@ -15,20 +15,14 @@ public final class HeraldMetrics: Sendable {
     }
 
     private struct State {
-        var requests: [LabelSet: Int] = [:]
+        var requests: [RequestKey: Int] = [:]
         var latency: [String: Histogram] = [:]
-        var logins: [LabelSet: Int] = [:]
+        var logins: [LoginKey: Int] = [:]
     }
 
-    /// Sorted label pairs, usable as a dictionary key.
-    private struct LabelSet: Hashable, Comparable {
-        let pairs: [String]
-        init(_ labels: KeyValuePairs<String, String>) {
-            pairs = labels.map { "\($0.key)=\"\(HeraldMetrics.escape($0.value))\"" }
-        }
-        var rendered: String { pairs.joined(separator: ",") }
-        static func < (lhs: LabelSet, rhs: LabelSet) -> Bool { lhs.rendered < rhs.rendered }
-    }
+    /// Raw label values; escaping happens once, at render time, not per request.
+    private struct RequestKey: Hashable { let route: String; let status: Int }
+    private struct LoginKey: Hashable { let provider: String; let outcome: String; let reason: String }
 
     private let state = Mutex(State())
     /// Extra sources rendered after Herald's own (e.g. the Apple JWKS client's counters).
@@ -41,7 +35,7 @@ public final class HeraldMetrics: Sendable {
     /// Counts one HTTP request by route template and status, and its latency by route.
     public func recordRequest(route: String, status: Int, durationSeconds: Double) {
         state.withLock { state in
-            state.requests[LabelSet(["route": route, "status": String(status)]), default: 0] += 1
+            state.requests[RequestKey(route: route, status: status), default: 0] += 1
             var histogram = state.latency[route] ?? Histogram()
             if let bucket = HeraldMetrics.latencyBuckets.firstIndex(where: { durationSeconds <= $0 }) {
                 histogram.bucketCounts[bucket] += 1
@@ -55,7 +49,7 @@ public final class HeraldMetrics: Sendable {
     /// Counts one login attempt by provider, outcome (`success`, `rejected`, `error`) and reason.
     public func recordLogin(provider: String, outcome: String, reason: String) {
         state.withLock { state in
-            state.logins[LabelSet(["provider": provider, "outcome": outcome, "reason": reason]), default: 0] += 1
+            state.logins[LoginKey(provider: provider, outcome: outcome, reason: reason), default: 0] += 1
         }
     }
 
@@ -65,8 +59,11 @@ public final class HeraldMetrics: Sendable {
         state.withLock { state in
             text += "# HELP herald_http_requests_total HTTP requests by route template and status.\n"
             text += "# TYPE herald_http_requests_total counter\n"
-            for (labels, count) in state.requests.sorted(by: { $0.key < $1.key }) {
-                text += "herald_http_requests_total{\(labels.rendered)} \(count)\n"
+            let requests = state.requests.map { key, count in
+                ("route=\"\(HeraldMetrics.escape(key.route))\",status=\"\(key.status)\"", count)
+            }
+            for (labels, count) in requests.sorted(by: { $0.0 < $1.0 }) {
+                text += "herald_http_requests_total{\(labels)} \(count)\n"
             }
             text += "# HELP herald_http_request_duration_seconds Request latency by route template.\n"
             text += "# TYPE herald_http_request_duration_seconds histogram\n"
@@ -83,8 +80,12 @@ public final class HeraldMetrics: Sendable {
             }
             text += "# HELP herald_logins_total Login attempts by provider, outcome and reason.\n"
             text += "# TYPE herald_logins_total counter\n"
-            for (labels, count) in state.logins.sorted(by: { $0.key < $1.key }) {
-                text += "herald_logins_total{\(labels.rendered)} \(count)\n"
+            let logins = state.logins.map { key, count in
+                ("provider=\"\(HeraldMetrics.escape(key.provider))\",outcome=\"\(HeraldMetrics.escape(key.outcome))\","
+                    + "reason=\"\(HeraldMetrics.escape(key.reason))\"", count)
+            }
+            for (labels, count) in logins.sorted(by: { $0.0 < $1.0 }) {
+                text += "herald_logins_total{\(labels)} \(count)\n"
             }
         }
         for collector in collectors { text += collector() }

@@ -5,9 +5,9 @@ struct OpsRoutes: RouteGroup {
     let context: HeraldContext
 
     func register(in router: inout Router, endpoint: Endpoint) {
-        router.add("GET", "/healthz", endpoint.handler { _ in
-            .json(["status": "ok"])
-        })
+        // Built once: load balancers poll this, and it is the ceiling the benchmarks compare to.
+        let healthy = HTTPResponse.json(["status": "ok"])
+        router.add("GET", "/healthz", endpoint.handler { _ in healthy })
         let database = context.database
         router.add("GET", "/readyz", endpoint.handler { _ in
             if await database.isReachable() {

@@ -39,6 +39,20 @@ final class RunningHerald: Sendable {
 
     var databasePath: String { folder.path + "/herald.db" }
 
+    /// Sends one request. The test client blocks on its socket, so it runs on a thread of its
+    /// own: blocking a thread of Swift's cooperative pool, or of Dispatch's global queues
+    /// (which the server and the database use too), starves the server while many tests run
+    /// in parallel on 2 cores, until the socket times out.
+    func send(_ method: String, _ path: String, headers: [(String, String)] = [],
+              body: [UInt8] = []) async throws -> TestHTTPClient.Response {
+        let client = self.client
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try client.send(method, path, headers: headers, body: body) })
+            }.start()
+        }
+    }
+
     /// Shuts the server down and removes its files.
     func stop() async {
         await application.shutdown()

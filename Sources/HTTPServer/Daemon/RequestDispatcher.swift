@@ -1,0 +1,200 @@
+import CMicroHTTPD
+import Synchronization
+
+/// Turns libmicrohttpd's callbacks into `HTTPRequest`s and handler Tasks. A matched request's
+/// handler runs as a Task; if it has not answered by the time it first suspends (or, when
+/// pooled, by the time it is started), the connection is suspended and resumed when it
+/// answers, so a slow handler never holds an MHD thread.
+final class RequestDispatcher: Sendable {
+    /// After the body exceeds the limit, MHD 0.9.75 refuses to queue a response until the body
+    /// is fully read; this much more is read and dropped to be able to answer 413, beyond it
+    /// the connection is closed without an answer.
+    static let discardLimit = 1 << 20
+
+    let router: Router
+    let errorResponder: ErrorResponder
+    let accessLog: @Sendable (AccessLogEntry) -> Void
+    let maxBodyBytes: Int
+    let handlerStart: HTTPServerConfiguration.HandlerStart
+    let inFlight = InFlightRegistry()
+    /// Request states alive (created, not yet released); lets tests prove none leak.
+    let liveRequests = Atomic<Int>(0)
+    /// MHD's error messages while starting (to explain a failed bind); nil afterwards, when
+    /// messages are dropped so client behaviour never reaches a log.
+    let startupMessages = Mutex<[String]?>([])
+
+    init(router: Router, maxBodyBytes: Int, handlerStart: HTTPServerConfiguration.HandlerStart,
+         errorResponder: @escaping ErrorResponder, accessLog: @escaping @Sendable (AccessLogEntry) -> Void) {
+        self.router = router
+        self.maxBodyBytes = maxBodyBytes
+        self.handlerStart = handlerStart
+        self.errorResponder = errorResponder
+        self.accessLog = accessLog
+    }
+
+    // MARK: - Callbacks (called on MHD threads through the C trampolines in MHDDaemon)
+
+    /// The URI log callback: the request line was read; keep its raw target.
+    func requestLineRead(target: String) -> RequestState {
+        liveRequests.add(1, ordering: .relaxed)
+        return RequestState(target: target, start: .now)
+    }
+
+    /// The request-completed callback: the response was sent or the connection closed.
+    func requestCompleted(_ state: RequestState) {
+        if case .dispatched(let pending) = state.phase { pending.abandon() }
+        if let id = state.inFlightID { inFlight.finish(id) }
+        liveRequests.subtract(1, ordering: .relaxed)
+    }
+
+    /// The access handler: called with the headers, once per body chunk, once with size 0
+    /// when the body is complete, and once more after the connection is resumed.
+    func handle(_ state: RequestState, connection: OpaquePointer, method: String,
+                upload: UnsafeRawBufferPointer?, uploadSize: UnsafeMutablePointer<Int>) -> MHD_Result {
+        switch state.phase {
+        case .awaitingHeaders:
+            return begin(state, connection: connection, method: method)
+        case .receivingBody:
+            guard let upload, uploadSize.pointee > 0 else { return finish(state, connection: connection) }
+            uploadSize.pointee = 0
+            if state.request.body.count + upload.count > maxBodyBytes {
+                state.request.body = []
+                state.phase = .discardingBody(dropped: upload.count)
+                return .YES
+            }
+            state.request.body.append(contentsOf: upload)
+            return .YES
+        case .discardingBody(let dropped):
+            guard uploadSize.pointee > 0 else { return respondWithError(413, state, connection: connection) }
+            let total = dropped + uploadSize.pointee
+            uploadSize.pointee = 0
+            guard total <= Self.discardLimit else { return .NO }
+            state.phase = .discardingBody(dropped: total)
+            return .YES
+        case .dispatched(let pending):
+            guard let response = pending.takeResponse() else { return .YES }
+            return send(response, state, connection: connection)
+        case .responded:
+            uploadSize.pointee = 0
+            return .YES
+        }
+    }
+
+    // MARK: - Request phases
+
+    private func begin(_ state: RequestState, connection: OpaquePointer, method: String) -> MHD_Result {
+        let headers = Self.headers(of: connection)
+        let target = state.target
+        let path: Substring, rawQuery: String?
+        // A byte search: "?" is ASCII, and a Character search would walk grapheme clusters.
+        if let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            path = target[..<question]
+            rawQuery = String(target[target.utf8.index(after: question)...])
+        } else {
+            path = Substring(target)
+            rawQuery = nil
+        }
+        state.request = HTTPRequest(method: method, path: String(path), rawQuery: rawQuery, headers: headers,
+                                    peerAddress: PeerAddress.of(connection),
+                                    requestID: RequestID.resolve(incoming: headers[RequestID.headerName]))
+        guard let segments = PathSegments.decode(path) else {
+            return respondWithError(400, state, connection: connection)
+        }
+        state.segments = segments
+        if let declared = headers["Content-Length"] {
+            // Refuse an announced oversize body before reading any of it.
+            guard let length = Int(declared), length >= 0 else { return respondWithError(400, state, connection: connection) }
+            guard length <= maxBodyBytes else { return respondWithError(413, state, connection: connection) }
+            state.request.body.reserveCapacity(length)
+        }
+        state.phase = .receivingBody
+        return .YES
+    }
+
+    private func finish(_ state: RequestState, connection: OpaquePointer) -> MHD_Result {
+        if inFlight.isDraining { return respondWithError(503, state, connection: connection) }
+        switch router.resolve(method: state.request.method, segments: state.segments) {
+        case .notFound:
+            return respondWithError(404, state, connection: connection)
+        case .methodNotAllowed(let allowed):
+            var response = errorResponder(405, state.request)
+            response.headers.set("Allow", allowed.joined(separator: ", "))
+            return send(response, state, connection: connection)
+        case .matched(let handler, let parameters, let template):
+            state.request.pathParameters = parameters
+            state.request.routeTemplate = template
+            state.route = template
+            let request = state.request
+            let pending = PendingResponse(request: request)
+            state.phase = .dispatched(pending)
+            guard let id = inFlight.register(pending) else {
+                // Shutdown began between the check above and the registration.
+                return respondWithError(503, state, connection: connection)
+            }
+            state.inFlightID = id
+            let run: @Sendable () async -> Void = {
+                // Shutdown may have answered 503 before a pooled Task got to run.
+                guard !pending.isCompleted else { return }
+                pending.complete(await handler(request))
+            }
+            switch handlerStart {
+            case .immediate: pending.attach(Task.immediate(operation: run))
+            case .pooled: pending.attach(Task(operation: run))
+            }
+            if let response = pending.suspendUnlessAnswered(connection) {
+                return send(response, state, connection: connection)
+            }
+            return .YES
+        }
+    }
+
+    private func respondWithError(_ status: Int, _ state: RequestState, connection: OpaquePointer) -> MHD_Result {
+        send(errorResponder(status, state.request), state, connection: connection)
+    }
+
+    // MARK: - MHD plumbing
+
+    /// Headers whose values MHD computes itself or the server owns.
+    private static let managedHeaders = ["Content-Length", "Transfer-Encoding", "Date", RequestID.headerName]
+
+    private func send(_ response: HTTPResponse, _ state: RequestState, connection: OpaquePointer) -> MHD_Result {
+        state.phase = .responded
+        let status = (100...599).contains(response.status) ? response.status : 500
+        let created = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
+                                            .RESPMEM_MUST_COPY)
+        }
+        guard let mhdResponse = created else { return .NO }
+        defer { MHD_destroy_response(mhdResponse) }
+        for (name, value) in response.headers
+        where !Self.managedHeaders.contains(where: { HTTPHeaders.sameName($0, name) }) {
+            // MHD refuses names or values holding CR, LF or TAB; such a header is dropped
+            // rather than allowed to split the response.
+            _ = MHD_add_response_header(mhdResponse, name, value)
+        }
+        _ = MHD_add_response_header(mhdResponse, RequestID.headerName, state.request.requestID)
+        let queued = MHD_queue_response(connection, UInt32(status), mhdResponse)
+        accessLog(AccessLogEntry(method: state.request.method, route: state.route, status: status,
+                                 durationSeconds: Self.seconds(ContinuousClock.now - state.start),
+                                 requestID: state.request.requestID))
+        return queued
+    }
+
+    private static func headers(of connection: OpaquePointer) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        withUnsafeMutablePointer(to: &headers) { pointer in
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
+                guard let cls, let key else { return .YES }
+                let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
+                headers.pointee.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+                return .YES
+            }, pointer)
+        }
+        return headers
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

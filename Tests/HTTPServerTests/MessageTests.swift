@@ -1,0 +1,96 @@
+import Testing
+@testable import HTTPServer
+
+@Suite("HTTPHeaders")
+struct HTTPHeadersTests {
+    @Test func lookupIgnoresCaseAndReturnsFirstValue() {
+        let headers = HTTPHeaders([("Content-Type", "text/plain"), ("X-Multi", "1"), ("x-multi", "2")])
+        #expect(headers["content-type"] == "text/plain")
+        #expect(headers["CONTENT-TYPE"] == "text/plain")
+        #expect(headers["x-MULTI"] == "1")
+        #expect(headers.values("X-Multi") == ["1", "2"])
+        #expect(headers["Missing"] == nil)
+        #expect(headers.values("Missing") == [])
+    }
+
+    @Test func addKeepsOrderAndDuplicates() {
+        var headers = HTTPHeaders()
+        headers.add("Set-Cookie", "a=1")
+        headers.add("Vary", "Origin")
+        headers.add("set-cookie", "b=2")
+        #expect(headers.map { "\($0.name)=\($0.value)" } == ["Set-Cookie=a=1", "Vary=Origin", "set-cookie=b=2"])
+    }
+
+    @Test func setReplacesEveryValueInPlace() {
+        var headers = HTTPHeaders([("A", "1"), ("B", "x"), ("a", "2"), ("C", "y")])
+        headers.set("a", "3")
+        #expect(headers.map { "\($0.name)=\($0.value)" } == ["a=3", "B=x", "C=y"])
+        headers.set("D", "4")
+        #expect(headers["d"] == "4")
+        #expect(headers.count == 4)
+    }
+
+    @Test func removeDropsEveryValue() {
+        var headers: HTTPHeaders = ["A": "1", "B": "2"]
+        headers.add("a", "3")
+        headers.remove("A")
+        #expect(headers.map(\.name) == ["B"])
+    }
+
+    @Test func nonASCIINamesAreNotFolded() {
+        let headers = HTTPHeaders([("X-É", "1")])
+        #expect(headers["x-é"] == nil)
+        #expect(headers["X-É"] == "1")
+    }
+}
+
+@Suite("HTTPRequest query decoding")
+struct HTTPRequestQueryTests {
+    private func request(_ rawQuery: String?) -> HTTPRequest {
+        HTTPRequest(method: "GET", path: "/", rawQuery: rawQuery)
+    }
+
+    @Test func formDecodesNamesAndValues() {
+        let items = request("q=a+b%26c&na%6De=%C3%A9t%C3%A9&flag&empty=&&x=1=2").queryItems()
+        #expect(items.map(\.name) == ["q", "name", "flag", "empty", "x"])
+        #expect(items.map(\.value) == ["a b&c", "été", "", "", "1=2"])
+    }
+
+    @Test func malformedEscapesStayLiteral() {
+        #expect(request("a=%zz%4&b=100%").queryItems().map(\.value) == ["%zz%4", "100%"])
+    }
+
+    @Test func queryReturnsTheFirstValue() {
+        let request = request("scope=openid&scope=email")
+        #expect(request.query("scope") == "openid")
+        #expect(request.query("missing") == nil)
+    }
+
+    @Test func noQueryHasNoItems() {
+        #expect(request(nil).queryItems().isEmpty)
+        #expect(request("").queryItems().isEmpty)
+    }
+}
+
+@Suite("RequestID")
+struct RequestIDTests {
+    @Test(arguments: ["a", "abc-123.DEF_4", String(repeating: "x", count: 128)])
+    func plainIDsAreValid(id: String) {
+        #expect(RequestID.isValid(id))
+        #expect(RequestID.resolve(incoming: id) == id)
+    }
+
+    @Test(arguments: ["", "has space", "semi;colon", "é", String(repeating: "x", count: 129), "new\nline"])
+    func otherIDsAreReplaced(id: String) {
+        #expect(!RequestID.isValid(id))
+        let resolved = RequestID.resolve(incoming: id)
+        #expect(resolved != id)
+        #expect(RequestID.isValid(resolved))
+    }
+
+    @Test func generatedIDsAre32HexDigitsAndDistinct() {
+        let ids = (0..<100).map { _ in RequestID.generate() }
+        #expect(Set(ids).count == 100)
+        #expect(ids.allSatisfy { $0.count == 32 && $0.allSatisfy(\.isHexDigit) })
+    }
+}

@@ -1,0 +1,139 @@
+import Testing
+@testable import HTTPServer
+
+@Suite("Router (in-process, no sockets)")
+struct RouterTests {
+    private static func router(_ routes: [(String, String)]) -> Router {
+        var router = Router()
+        for (method, template) in routes {
+            router.add(method, template) { _ in HTTPResponse(status: 200, body: Array("\(method) \(template)".utf8)) }
+        }
+        return router
+    }
+
+    private static func matched(_ resolution: RouteResolution) -> (template: String, parameters: [String: String])? {
+        if case .matched(_, let parameters, let template) = resolution { return (template, parameters) }
+        return nil
+    }
+
+    @Test func literalRouteMatchesOnlyTheExactPath() {
+        let router = Self.router([("GET", "/healthz")])
+        #expect(Self.matched(router.resolve(method: "GET", path: "/healthz"))?.template == "/healthz")
+        #expect(Self.matched(router.resolve(method: "GET", path: "/healthz/")) == nil)
+        #expect(Self.matched(router.resolve(method: "GET", path: "/healthzz")) == nil)
+        #expect(Self.matched(router.resolve(method: "GET", path: "/HEALTHZ")) == nil)
+    }
+
+    @Test func rootTemplateMatchesOnlyRoot() {
+        let router = Self.router([("GET", "/")])
+        #expect(Self.matched(router.resolve(method: "GET", path: "/"))?.template == "/")
+        #expect(Self.matched(router.resolve(method: "GET", path: "//")) == nil)
+    }
+
+    @Test func parameterCapturesOneDecodedSegment() throws {
+        let router = Self.router([("POST", "/api/oauth/:realm/token")])
+        let match = try #require(Self.matched(router.resolve(method: "POST", path: "/api/oauth/my%20realm/token")))
+        #expect(match.template == "/api/oauth/:realm/token")
+        #expect(match.parameters == ["realm": "my realm"])
+    }
+
+    @Test func matchedHandlerIsTheRegisteredOne() async throws {
+        let router = Self.router([("GET", "/a"), ("GET", "/b")])
+        guard case .matched(let handler, _, _) = router.resolve(method: "GET", path: "/b") else {
+            Issue.record("no match")
+            return
+        }
+        let response = await handler(HTTPRequest(method: "GET", path: "/b"))
+        #expect(String(decoding: response.body, as: UTF8.self) == "GET /b")
+    }
+
+    @Test func encodedSlashStaysInsideItsSegment() throws {
+        let router = Self.router([("GET", "/users/:id"), ("GET", "/users/:id/keys")])
+        let match = try #require(Self.matched(router.resolve(method: "GET", path: "/users/a%2Fkeys")))
+        #expect(match.template == "/users/:id")
+        #expect(match.parameters == ["id": "a/keys"])
+        #expect(Self.matched(router.resolve(method: "GET", path: "/users/a/keys"))?.template == "/users/:id/keys")
+    }
+
+    @Test(arguments: ["/users/..", "/users/.", "/users/%2E%2E", "/users/%2e", "/users/../users/x", "/users/%2e%2E/keys"])
+    func dotSegmentsNeverMatch(path: String) {
+        let router = Self.router([("GET", "/users/:id"), ("GET", "/users/:id/keys"), ("GET", "/:a/:b/:c")])
+        guard case .notFound = router.resolve(method: "GET", path: path) else {
+            Issue.record("\(path) resolved")
+            return
+        }
+    }
+
+    @Test(arguments: ["/users//keys", "/users/", "//keys"])
+    func emptySegmentNeverMatchesParameter(path: String) {
+        let router = Self.router([("GET", "/users/:id/keys"), ("GET", "/users/:id"), ("GET", "/:realm/keys")])
+        #expect(Self.matched(router.resolve(method: "GET", path: path)) == nil)
+    }
+
+    @Test(arguments: ["/users/%zz", "/users/%4", "/users/%", "/users/a%00b", "/users/%FF", "users/x", ""])
+    func unreadablePathIsNotFound(path: String) {
+        let router = Self.router([("GET", "/users/:id")])
+        guard case .notFound = router.resolve(method: "GET", path: path) else {
+            Issue.record("\(path) resolved")
+            return
+        }
+    }
+
+    @Test func wrongMethodReportsSortedAllowedMethods() {
+        let router = Self.router([("POST", "/items/:id"), ("GET", "/items/:id"), ("DELETE", "/other")])
+        guard case .methodNotAllowed(let allowed) = router.resolve(method: "PUT", path: "/items/7") else {
+            Issue.record("expected 405")
+            return
+        }
+        #expect(allowed == ["GET", "POST"])
+    }
+
+    @Test func methodsAreCaseSensitive() {
+        let router = Self.router([("GET", "/items")])
+        guard case .methodNotAllowed(let allowed) = router.resolve(method: "get", path: "/items") else {
+            Issue.record("expected 405")
+            return
+        }
+        #expect(allowed == ["GET"])
+    }
+
+    @Test func unknownPathIsNotFound() {
+        let router = Self.router([("GET", "/items")])
+        guard case .notFound = router.resolve(method: "GET", path: "/nothing") else {
+            Issue.record("expected 404")
+            return
+        }
+    }
+
+    @Test func literalSegmentBeatsParameterWhateverTheOrder() {
+        let router = Self.router([("GET", "/realms/:id"), ("GET", "/realms/new"), ("GET", "/:a/new")])
+        #expect(Self.matched(router.resolve(method: "GET", path: "/realms/new"))?.template == "/realms/new")
+        #expect(Self.matched(router.resolve(method: "GET", path: "/realms/r1"))?.template == "/realms/:id")
+        #expect(Self.matched(router.resolve(method: "GET", path: "/x/new"))?.template == "/:a/new")
+    }
+
+    @Test func parameterRouteOfThisMethodWinsOverLiteralOfAnother() {
+        let router = Self.router([("GET", "/realms/:id"), ("DELETE", "/realms/new")])
+        #expect(Self.matched(router.resolve(method: "GET", path: "/realms/new"))?.template == "/realms/:id")
+    }
+
+    @Test func routesAreListedInRegistrationOrder() {
+        let router = Self.router([("GET", "/b"), ("POST", "/a/:x"), ("GET", "/a/:x")])
+        #expect(router.routes.map { "\($0.method) \($0.template)" } == ["GET /b", "POST /a/:x", "GET /a/:x"])
+    }
+}
+
+@Suite("Path segments")
+struct PathSegmentsTests {
+    @Test func splitsThenDecodesEachSegment() {
+        #expect(PathSegments.decode("/") == [])
+        #expect(PathSegments.decode("/a/b%2Fc/d+e/%C3%A9") == ["a", "b/c", "d+e", "é"])
+        #expect(PathSegments.decode("/a//b/") == ["a", "", "b", ""])
+    }
+
+    @Test func refusesUnreadablePaths() {
+        for path in ["", "a/b", "/%", "/%2", "/%G0", "/%00", "/a%0Ab", "/%C3", "/.", "/..", "/a/%2e%2e", "/a/./b"] {
+            #expect(PathSegments.decode(path) == nil, "\(path)")
+        }
+    }
+}
