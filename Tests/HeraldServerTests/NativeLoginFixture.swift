@@ -139,13 +139,11 @@ extension NativeLoginFixture {
     /// An admin request, sent off the cooperative pool.
     func admin(_ method: String, _ path: String, json: JSONValue? = nil, reason: String? = nil,
                token: String? = RunningHerald.adminToken) async throws -> TestHTTPClient.Response {
-        let herald = self.herald
-        return try await offPool { try herald.admin(method, path, json: json, reason: reason, token: token) }
+        try await herald.admin(method, path, json: json, reason: reason, token: token)
     }
 
     func createRealm(_ id: String, _ fields: [String: JSONValue] = [:]) async throws {
-        let herald = self.herald
-        _ = try await offPool { try herald.createRealm(id, fields) }
+        _ = try await herald.createRealm(id, fields)
     }
 }
 
