@@ -36,6 +36,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "RealmsTests", dependencies: ["Realms", "Storage", "JOSE"]),
+        .testTarget(name: "TokenIssuerTests", dependencies: ["TokenIssuer", "Realms", "Storage", "JOSE", "HeraldTestSupport"]),
         .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
         .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldTestSupport", "JOSE", "Storage"]),
     ],

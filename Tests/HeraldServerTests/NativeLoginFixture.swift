@@ -22,11 +22,15 @@ final class NativeLoginFixture: Sendable {
 
     /// Starts everything; `realmFields` adjust the realm (e.g. a tight rate limit).
     static func with<T>(realmFields: [String: JSONValue] = [:], clock: TestClock? = nil, provision: Bool = true,
+                        configure: (inout HeraldConfiguration) -> Void = { _ in },
                         _ body: (NativeLoginFixture) async throws -> T) async throws -> T {
         let apple = try FakeJWKSServer(document: fakeAppleKeys.document)
         defer { apple.stop() }
         let now: @Sendable () -> Date = if let clock { clock.closure } else { { Date() } }
-        return try await RunningHerald.with(configure: { $0.appleJWKSURL = apple.url.absoluteString }, now: now) { herald in
+        return try await RunningHerald.with(configure: { configuration in
+            configuration.appleJWKSURL = apple.url.absoluteString
+            configure(&configuration)
+        }, now: now) { herald in
             let fixture = NativeLoginFixture(herald: herald, apple: apple, clock: clock)
             if provision { try await fixture.provision(realmFields: realmFields) }
             return try await body(fixture)
@@ -87,10 +91,10 @@ final class NativeLoginFixture: Sendable {
 
     /// POSTs a native-login request.
     func login(token: String, nonce: String?, clientID: String = NativeLoginFixture.firstParty,
-               realm: String = NativeLoginFixture.realm, extra: [String: JSONValue] = [:]) async throws
-        -> TestHTTPClient.Response {
+               realm: String = NativeLoginFixture.realm, extra: [String: JSONValue] = [:],
+               headers: [(String, String)] = []) async throws -> TestHTTPClient.Response {
         try await offPool { [self] in
-            try loginBlocking(token: token, nonce: nonce, clientID: clientID, realm: realm, extra: extra)
+            try loginBlocking(token: token, nonce: nonce, clientID: clientID, realm: realm, extra: extra, headers: headers)
         }
     }
 
@@ -109,16 +113,16 @@ final class NativeLoginFixture: Sendable {
                                headers: accessToken.map { [("Authorization", "Bearer \($0)")] } ?? [])
     }
 
-    func refresh(_ refreshToken: String, clientID: String = NativeLoginFixture.firstParty) async throws
-        -> TestHTTPClient.Response {
-        try await offPool { [self] in try refreshBlocking(refreshToken, clientID: clientID) }
+    func refresh(_ refreshToken: String, clientID: String = NativeLoginFixture.firstParty,
+                 headers: [(String, String)] = []) async throws -> TestHTTPClient.Response {
+        try await offPool { [self] in try refreshBlocking(refreshToken, clientID: clientID, headers: headers) }
     }
 
     /// Refresh, blocking (for `concurrently`).
-    func refreshBlocking(_ refreshToken: String, clientID: String = NativeLoginFixture.firstParty) throws
-        -> TestHTTPClient.Response {
+    func refreshBlocking(_ refreshToken: String, clientID: String = NativeLoginFixture.firstParty,
+                         headers: [(String, String)] = []) throws -> TestHTTPClient.Response {
         try herald.client.send("POST", "/api/auth/acme/session/refresh",
-                               json: ["refreshToken": .string(refreshToken), "clientId": .string(clientID)])
+                               json: ["refreshToken": .string(refreshToken), "clientId": .string(clientID)], headers: headers)
     }
 }
 
@@ -139,13 +143,11 @@ extension NativeLoginFixture {
     /// An admin request, sent off the cooperative pool.
     func admin(_ method: String, _ path: String, json: JSONValue? = nil, reason: String? = nil,
                token: String? = RunningHerald.adminToken) async throws -> TestHTTPClient.Response {
-        let herald = self.herald
-        return try await offPool { try herald.admin(method, path, json: json, reason: reason, token: token) }
+        try await herald.admin(method, path, json: json, reason: reason, token: token)
     }
 
     func createRealm(_ id: String, _ fields: [String: JSONValue] = [:]) async throws {
-        let herald = self.herald
-        _ = try await offPool { try herald.createRealm(id, fields) }
+        _ = try await herald.createRealm(id, fields)
     }
 }
 

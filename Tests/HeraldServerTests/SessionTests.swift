@@ -141,6 +141,37 @@ struct SessionTests {
         }
     }
 
+    @Test("a client with ipBinding binds the session to the issuing IP; refresh from another IP is refused")
+    func ipBinding() async throws {
+        try await NativeLoginFixture.with(configure: { $0.trustedProxies = ["127.0.0.1/32"] }) { fixture in
+            try expectStatus(200, await fixture.admin("PATCH", "/api/admin/realms/acme/clients/ios-app",
+                                                       json: ["ipBinding": true]))
+            let nonce = fixture.freshNonce()
+            let login = try await fixture.login(token: fixture.token(nonce: nonce), nonce: nonce,
+                                                headers: [("X-Forwarded-For", "203.0.113.5")])
+            try expectStatus(200, login)
+            let elsewhere = try await fixture.refresh(login.string("refreshToken"), headers: [("X-Forwarded-For", "198.51.100.7")])
+            #expect(elsewhere.status == 401)
+            #expect(elsewhere.code == "unauthorized")
+            let home = try await fixture.refresh(login.string("refreshToken"), headers: [("X-Forwarded-For", "203.0.113.5")])
+            #expect(home.status == 200)
+        }
+    }
+
+    @Test("refresh tokens are stored only as SHA-256 hashes")
+    func refreshTokensStoredHashed() async throws {
+        try await NativeLoginFixture.with { fixture in
+            let token = try await fixture.loginOK()["refreshToken"]?.stringValue ?? ""
+            let hashes = try await fixture.herald.application.context.database.read { db in
+                try db.query("SELECT token_hash FROM refresh_tokens").map { try $0.bytes("token_hash") }
+            }
+            #expect(hashes == [SHA256.hash(Array(token.utf8))])
+            let file = try Data(contentsOf: URL(fileURLWithPath: fixture.herald.databasePath))
+            let wal = (try? Data(contentsOf: URL(fileURLWithPath: fixture.herald.databasePath + "-wal"))) ?? Data()
+            #expect(file.range(of: Data(token.utf8)) == nil && wal.range(of: Data(token.utf8)) == nil)
+        }
+    }
+
     @Test("admin lists an account's sessions without tokens and revokes them all, audited")
     func adminSessions() async throws {
         try await NativeLoginFixture.with { fixture in

@@ -28,7 +28,8 @@ public final class HeraldApplication: Sendable {
             let context = HeraldContext(configuration: configuration, database: database, masterKey: masterKey,
                                         logger: logger, now: now,
                                         clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
-                                        metrics: HeraldMetrics(), tokens: tokens, nativeLogin: nativeLogin)
+                                        metrics: HeraldMetrics(collectors: [{ jwks.metrics.prometheusText }]),
+                                        tokens: tokens, nativeLogin: nativeLogin)
             try await HeraldBootstrap.run(context: context)
             return HeraldApplication(context: context)
         } catch {

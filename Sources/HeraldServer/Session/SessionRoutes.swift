@@ -139,7 +139,7 @@ extension APIError {
         case .accountDisabled: self = .accountDisabled
         case .accountDeleted: self = .accountDeleted
         case .invalidScope: self = .badRequest("Invalid scope")
-        case .noSigningKey: self = .internalError
+        case .noSigningKey, .storageFailure: self = .internalError
         }
     }
 }

@@ -20,6 +20,8 @@ public struct TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidScope
         /// The realm does not exist or has no active signing key.
         case noSigningKey
+        /// The database or signing failed; answer 500, the token is not at fault.
+        case storageFailure
     }
 
     public let code: Code

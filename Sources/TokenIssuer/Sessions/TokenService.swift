@@ -128,7 +128,7 @@ public final class TokenService: Sendable {
         } catch let error as TokenError {
             throw error
         } catch {
-            throw TokenError(.noSigningKey)
+            throw TokenError(.storageFailure)
         }
         switch step {
         case .refused(let code):
@@ -138,7 +138,7 @@ public final class TokenService: Sendable {
                 return try sign(session: session, scope: scope ?? session.scope, material: material,
                                 refreshToken: replacement, nonce: nil, at: at)
             } catch {
-                throw TokenError(.noSigningKey)
+                throw TokenError(.storageFailure)
             }
         }
     }
@@ -253,7 +253,9 @@ public final class TokenService: Sendable {
         let privateKey = try keys.privateKey(kid: key.kid, realmID: session.realmID, sealed: key.sealed,
                                              masterKey: masterKey)
         let issuer = issuer(realmID: session.realmID)
-        let accessExp = at + Int64(session.accessTokenTTL)
+        // An access token never outlives its session.
+        let accessTTL = Int(max(1, min(Int64(session.accessTokenTTL), session.expiresAt - at)))
+        let accessExp = at + Int64(accessTTL)
         let access: [String: JSONValue] = [
             "iss": .string(issuer), "sub": .string(session.accountID), "aud": .string(session.clientID),
             "client_id": .string(session.clientID), "exp": .number(Double(accessExp)), "iat": .number(Double(at)),
@@ -280,7 +282,7 @@ public final class TokenService: Sendable {
                                           payload: JSONValue.object(claims).serialized(), key: privateKey)
         }
         return IssuedTokens(sessionID: session.id, accountID: session.accountID, accessToken: accessToken,
-                            expiresIn: session.accessTokenTTL, refreshToken: refreshToken,
+                            expiresIn: accessTTL, refreshToken: refreshToken,
                             refreshExpiresIn: Int(max(0, session.expiresAt - at)), scope: scope, idToken: idToken)
     }
 

@@ -1,0 +1,141 @@
+import Foundation
+import HeraldTestSupport
+import JOSE
+import Realms
+import Storage
+import Testing
+@testable import TokenIssuer
+
+/// A migrated database with realm `acme` (with a signing key) and one active account.
+struct TokenFixture {
+    let directory: TemporaryDirectory
+    let database: SQLiteDatabase
+    let clock = TestClock()
+    let masterKey = MasterKey.generate()
+    let accountID: String
+
+    init(realmChanges: RealmChanges = RealmChanges()) async throws {
+        directory = try TemporaryDirectory()
+        database = try SQLiteDatabase(path: directory.file("herald.db"))
+        try await database.migrate(RealmsSchema.migrations + TokenIssuerSchema.migrations)
+        let ring = SigningKeyRing(database: database, masterKey: masterKey, now: clock.closure)
+        let key = try ring.prepareKey(realmID: "acme", algorithm: realmChanges.signingAlgorithm ?? .es256)
+        _ = try await RealmStore(database: database, now: clock.closure)
+            .create(id: "acme", changes: realmChanges, context: ChangeContext(actor: "test")) { db, _ in
+                try ring.activate(key, in: db)
+            }
+        accountID = try await AccountStore(database: database, now: clock.closure)
+            .create(realmID: "acme", NewAccount(email: "ada@example.com", emailVerified: true,
+                                                name: PersonName(givenName: "Ada", familyName: "Lovelace"))).id
+    }
+
+    var tokens: TokenService {
+        TokenService(database: database, masterKey: masterKey, publicURL: "https://id.example", now: clock.closure)
+    }
+
+    func request(scope: [String] = ["openid", "profile", "email"], nonce: String? = "n-1") -> SessionRequest {
+        SessionRequest(realmID: "acme", clientID: "web", accountID: accountID, scope: scope, clientIP: "192.0.2.1",
+                       authTime: clock.now.unixSeconds, nonce: nonce, accessTokenTTL: 600, refreshTokenTTL: 3600,
+                       ipBinding: false)
+    }
+}
+
+@Suite("TokenService")
+struct TokenServiceTests {
+    @Test("an openid session gets an ID token with nonce, auth_time, email and name; the access token has no nonce")
+    func idTokenClaims() async throws {
+        let fixture = try await TokenFixture()
+        let issued = try await fixture.tokens.startSession(fixture.request())
+        let idToken = try #require(issued.idToken)
+        let claims = try CompactJWS(parsing: idToken).payloadObject()
+        #expect(claims["iss"] == "https://id.example/api/oauth/acme")
+        #expect(claims["aud"] == "web")
+        #expect(claims["sub"]?.stringValue == fixture.accountID)
+        #expect(claims["nonce"] == "n-1")
+        #expect(claims["email"] == "ada@example.com")
+        #expect(claims["email_verified"] == true)
+        #expect(claims["name"] == "Ada Lovelace")
+        #expect(claims["auth_time"]?.int64Value == fixture.clock.now.unixSeconds)
+        #expect(try CompactJWS(parsing: issued.accessToken).payloadObject()["nonce"] == nil)
+        #expect(issued.expiresIn == 600 && issued.refreshExpiresIn == 3600)
+
+        let noOpenID = try await fixture.tokens.startSession(fixture.request(scope: ["profile"]))
+        #expect(noOpenID.idToken == nil)
+    }
+
+    @Test("refresh may narrow the scope but not widen it; a widening attempt does not burn the token")
+    func scopeNarrowing() async throws {
+        let fixture = try await TokenFixture()
+        let tokens = fixture.tokens
+        let issued = try await tokens.startSession(fixture.request(scope: ["openid", "email"]))
+        await #expect(throws: TokenError(.invalidScope)) {
+            try await tokens.refresh(realmID: "acme", clientID: "web", refreshToken: issued.refreshToken,
+                                     scope: ["openid", "admin"], clientIP: "192.0.2.1")
+        }
+        let narrowed = try await tokens.refresh(realmID: "acme", clientID: "web", refreshToken: issued.refreshToken,
+                                                scope: ["email"], clientIP: "192.0.2.1")
+        #expect(narrowed.scope == ["email"])
+        #expect(narrowed.idToken == nil)
+        guard case .valid(let claims) = await tokens.validateAccessToken(narrowed.accessToken, realmID: "acme") else {
+            Issue.record("narrowed access token should be valid")
+            return
+        }
+        #expect(claims.scope == ["email"])
+        #expect(claims.sessionID == issued.sessionID)
+    }
+
+    @Test("a reused refresh token revokes its family; the session id of a refresh token is found for /revoke")
+    func reuseRevokesFamily() async throws {
+        let fixture = try await TokenFixture()
+        let tokens = fixture.tokens
+        let issued = try await tokens.startSession(fixture.request())
+        #expect(await tokens.sessionID(ofRefreshToken: issued.refreshToken, realmID: "acme") == issued.sessionID)
+        #expect(await tokens.sessionID(ofRefreshToken: issued.refreshToken, realmID: "other") == nil)
+        let next = try await tokens.refresh(realmID: "acme", clientID: "web", refreshToken: issued.refreshToken,
+                                            scope: nil, clientIP: "192.0.2.1")
+        await #expect(throws: TokenError(.reuseDetected)) {
+            try await tokens.refresh(realmID: "acme", clientID: "web", refreshToken: issued.refreshToken, scope: nil,
+                                     clientIP: "192.0.2.1")
+        }
+        await #expect(throws: TokenError(.revoked)) {
+            try await tokens.refresh(realmID: "acme", clientID: "web", refreshToken: next.refreshToken, scope: nil,
+                                     clientIP: "192.0.2.1")
+        }
+        #expect(await tokens.validateAccessToken(next.accessToken, realmID: "acme") == .revoked)
+        await #expect(throws: TokenError(.clientMismatch)) {
+            let other = try await tokens.startSession(fixture.request())
+            _ = try await tokens.refresh(realmID: "acme", clientID: "other-client", refreshToken: other.refreshToken,
+                                         scope: nil, clientIP: "192.0.2.1")
+        }
+    }
+
+    @Test("access tokens expire with the clock; a session cannot outlive its absolute expiry")
+    func expiry() async throws {
+        let fixture = try await TokenFixture()
+        let tokens = fixture.tokens
+        let issued = try await tokens.startSession(fixture.request())
+        fixture.clock.advance(by: 601)
+        #expect(await tokens.validateAccessToken(issued.accessToken, realmID: "acme") == .expired)
+        fixture.clock.advance(by: 3000)
+        await #expect(throws: TokenError(.expired)) {
+            try await tokens.refresh(realmID: "acme", clientID: "web", refreshToken: issued.refreshToken, scope: nil,
+                                     clientIP: "192.0.2.1")
+        }
+    }
+
+    @Test("a retired key stays published for the longest token lifetime of the realm and its clients, plus leeway")
+    func retentionFollowsTokenLifetimes() async throws {
+        let fixture = try await TokenFixture(realmChanges: RealmChanges(accessTokenTTL: 7200))
+        let ring = SigningKeyRing(database: fixture.database, masterKey: fixture.masterKey, now: fixture.clock.closure)
+        _ = try await ring.rotate(realmID: "acme", context: ChangeContext(actor: "test"))
+        var retired = try #require(try await ring.keys(realmID: "acme").last)
+        #expect(retired.publishUntil == (retired.retiredAt ?? 0) + 7200 + SigningKeyRing.retentionLeeway)
+
+        _ = try await ClientAppStore(database: fixture.database, now: fixture.clock.closure)
+            .create(realmID: "acme", clientID: "slow", changes: ClientAppChanges(name: "Slow", accessTokenTTL: 86_400),
+                    context: ChangeContext(actor: "test"))
+        _ = try await ring.rotate(realmID: "acme", context: ChangeContext(actor: "test"))
+        retired = try #require(try await ring.keys(realmID: "acme").first { $0.status == "retired" && $0.publishUntil ?? 0 > (retired.publishUntil ?? 0) })
+        #expect(retired.publishUntil == (retired.retiredAt ?? 0) + 86_400 + SigningKeyRing.retentionLeeway)
+    }
+}
