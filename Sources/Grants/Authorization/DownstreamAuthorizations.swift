@@ -17,6 +17,7 @@ public struct DownstreamAuthorizations: Sendable {
     private let now: @Sendable () -> Date
     private let codeTTL: Int64
 
+    /// Pending authorizations and codes in `database`; `codeTTL` shortens code life in tests.
     public init(database: any Database, codeTTL: Int64 = DownstreamAuthorizations.defaultCodeTTL,
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database

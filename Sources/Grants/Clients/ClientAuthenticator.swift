@@ -9,6 +9,7 @@ import Storage
 public struct ClientAuthenticator: Sendable {
     private let clients: ClientAppStore
 
+    /// An authenticator reading clients from `database`.
     public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
         clients = ClientAppStore(database: database, now: now)
     }

@@ -11,6 +11,7 @@ public struct ClientCredentials: Sendable, Equatable {
     public let secret: String?
     public let method: Method
 
+    /// Credentials as presented.
     public init(clientID: String, secret: String?, method: Method) {
         self.clientID = clientID
         self.secret = secret

@@ -10,6 +10,7 @@ public struct AuthorizationCodes: Sendable {
     private let database: any Database
     private let now: @Sendable () -> Date
 
+    /// Codes stored in `database`, expiring by `now`.
     public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.now = now

@@ -27,6 +27,7 @@ public struct GrantsError: Error, Sendable, Equatable, CustomStringConvertible {
     public let code: Code
     public let message: String
 
+    /// An error with a client-safe message.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message

@@ -8,6 +8,7 @@ public struct RefreshTokenLookup: Sendable {
     private let database: any Database
     private let now: @Sendable () -> Date
 
+    /// A lookup over the sessions in `database`.
     public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.now = now
