@@ -25,9 +25,11 @@ run: release
 	mkdir -p data
 	./.build/release/herald serve --database sqlite:./data/herald.db
 
-## test: every test suite (unit, end-to-end over loopback).
+## test: every test suite: the Python interop stage (authlib + jwcrypto against the real
+## binary), then the Swift suites (unit, end-to-end over loopback).
 test: deps
 	$(SWIFT) build --build-tests
+	bash Tests/Interop/run.sh .build/debug/herald
 	$(SWIFT) test --skip-build
 
 ## bench: release-build benchmarks (see bench/README.md).
