@@ -27,6 +27,7 @@ public struct NativeLoginError: Error, Sendable, Equatable, CustomStringConverti
     /// The account involved, when one was resolved (for the log line).
     public let accountID: String?
 
+    /// An error with its code and the details that code uses.
     public init(_ code: Code, appleReason: AppleRejectionReason? = nil, retryAfterSeconds: Int? = nil,
                 accountID: String? = nil) {
         self.code = code
