@@ -24,6 +24,7 @@ public final class HeraldApplication: Sendable {
             let verifier = AppleIdentityVerifier(jwks: jwks, replayStore: AppleReplayStore(database: database), now: now)
             let nativeLogin = AppleNativeLogin(database: database, verifier: verifier, tokens: tokens,
                                                limiter: LoginAttemptLimiter(database: database, now: now), now: now)
+                .completingDownstream(with: DownstreamCompletion.completer(database: database, now: now))
             let context = HeraldContext(configuration: configuration, database: database, masterKey: masterKey,
                                         logger: logger, now: now,
                                         clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
@@ -79,7 +80,7 @@ public final class HeraldApplication: Sendable {
     static func routeGroups(context: HeraldContext) -> [any RouteGroup] {
         [OpsRoutes(context: context), OpenAPIRoutes(), PublicKeyRoutes(context: context),
          AdminRoutes(context: context, sessionRevoker: SessionRevoker(now: context.now)),
-         NativeLoginRoutes(context: context), SessionRoutes(context: context)]
+         NativeLoginRoutes(context: context), SessionRoutes(context: context), OAuthRoutes(context: context)]
     }
 
     /// The routes the server answers, for the OpenAPI agreement test.

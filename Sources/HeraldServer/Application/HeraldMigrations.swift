@@ -1,3 +1,4 @@
+import Grants
 import HeraldApple
 import Realms
 import Storage
@@ -9,5 +10,6 @@ enum HeraldMigrations {
     static var all: [Migration] {
         RealmsSchema.migrations + TokenIssuerSchema.migrations + AppleReplayStore.migrations
             + LoginAttemptLimiter.migrations
+            + GrantsSchema.migrations
     }
 }

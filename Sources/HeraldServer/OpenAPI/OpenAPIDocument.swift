@@ -48,6 +48,8 @@ tags:
     description: The first-party app's session.
   - name: Public
     description: Unauthenticated per-realm endpoints.
+  - name: OAuth
+    description: OAuth 2.0 / OpenID Connect endpoints for third-party backends (code + PKCE).
   - name: Operations
     description: Health, readiness, metrics and this document.
 paths:
@@ -352,6 +354,291 @@ paths:
           $ref: "#/components/responses/SessionUnauthorized"
         "403":
           $ref: "#/components/responses/AccountDisabled"
+        "404":
+          $ref: "#/components/responses/NotFound"
+  /api/oauth/{realmId}/.well-known/openid-configuration:
+    get:
+      tags: [OAuth]
+      operationId: getOpenIDConfiguration
+      summary: OpenID Provider metadata of the realm
+      description: |
+        OIDC Discovery 1.0 metadata. The issuer is `{publicURL}/api/oauth/{realmId}`; every
+        endpoint below hangs off it. Unknown and disabled realms answer 404.
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      responses:
+        "200":
+          description: The metadata document.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/OpenIDConfiguration"
+        "404":
+          $ref: "#/components/responses/NotFound"
+  /api/oauth/{realmId}/authorize:
+    get:
+      tags: [OAuth]
+      operationId: authorize
+      summary: Start a third-party authorization (code + PKCE S256)
+      description: |
+        Validates the request, records it as pending under `state` for 10 minutes and sends
+        the browser to the realm's `loginUrl` with `downstreamState=<state>` appended; the
+        app completes it through native login with `downstreamState`. With
+        `Accept: application/json` the answer is 200 `{"downstreamState","expiresIn"}` instead.
+
+        An unknown or disabled client, or a redirect URI that is not registered exactly,
+        answers 400 with an RFC 6749 error body and is never redirected. Every other error is
+        redirected to the client (`error`, `error_description`, `state`, `iss` per RFC 9207),
+        or answered 400 as JSON with `Accept: application/json`. A state already pending in
+        the realm is refused (`invalid_request`). A realm without `loginUrl` can only serve
+        the JSON variant (`server_error` otherwise).
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+        - name: response_type
+          in: query
+          required: true
+          schema:
+            type: string
+            enum: [code]
+        - name: client_id
+          in: query
+          required: true
+          schema:
+            type: string
+        - name: redirect_uri
+          in: query
+          required: true
+          description: Exactly one of the client's registered redirect URIs.
+          schema:
+            type: string
+        - name: state
+          in: query
+          required: true
+          description: At most 512 visible ASCII characters; unique among the realm's pending authorizations.
+          schema:
+            type: string
+            maxLength: 512
+        - name: code_challenge
+          in: query
+          required: true
+          description: BASE64URL(SHA-256(code_verifier)).
+          schema:
+            type: string
+            minLength: 43
+            maxLength: 128
+        - name: code_challenge_method
+          in: query
+          required: true
+          schema:
+            type: string
+            enum: [S256]
+        - name: scope
+          in: query
+          required: false
+          description: Space-separated; a subset of the client's allowedScopes. Default `openid`.
+          schema:
+            type: string
+        - name: nonce
+          in: query
+          required: false
+          description: Copied into the ID token.
+          schema:
+            type: string
+            maxLength: 512
+        - name: Accept
+          in: header
+          required: false
+          description: "`application/json` answers JSON instead of redirecting."
+          schema:
+            type: string
+      responses:
+        "200":
+          description: "Recorded (with `Accept: application/json`)."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/PendingAuthorization"
+              example:
+                downstreamState: af0ifjsldkj
+                expiresIn: 600
+        "302":
+          description: |
+            Recorded: `Location` is the realm's loginUrl with `downstreamState`. Or an error
+            redirected to the client: `Location` is the redirect URI with `error`,
+            `error_description`, `state` and `iss`.
+          headers:
+            Location:
+              schema:
+                type: string
+        "400":
+          description: Unknown client, unregistered redirect URI, or (JSON variant) any other request error.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/OAuthError"
+              example:
+                error: invalid_request
+                error_description: redirect_uri is not registered for this client
+        "404":
+          $ref: "#/components/responses/NotFound"
+  /api/oauth/{realmId}/token:
+    post:
+      tags: [OAuth]
+      operationId: token
+      summary: Exchange a code or a refresh token (RFC 6749 §4.1.3, §6)
+      description: |
+        `authorization_code`: `code`, `redirect_uri` (the one of the authorization request),
+        `client_id`, `code_verifier` (43–128 characters of `[A-Za-z0-9-._~]`, S256 must match
+        the challenge). Codes live 60 seconds and are single-use: a second use fails
+        `invalid_grant` and revokes the session the first use started.
+
+        `refresh_token`: `refresh_token`, optional narrower `scope` (wider → `invalid_scope`).
+        The presented token dies and a new one is returned; presenting a rotated token again
+        fails `invalid_grant` and revokes the whole session.
+
+        Confidential clients authenticate with `client_secret_basic` or `client_secret_post`;
+        public clients send only `client_id`. Responses carry `Cache-Control: no-store`.
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              $ref: "#/components/schemas/TokenRequest"
+          application/json:
+            schema:
+              $ref: "#/components/schemas/TokenRequest"
+      responses:
+        "200":
+          description: Tokens issued.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/TokenResponse"
+        "400":
+          $ref: "#/components/responses/OAuthBadRequest"
+        "401":
+          $ref: "#/components/responses/InvalidClient"
+        "404":
+          $ref: "#/components/responses/NotFound"
+  /api/oauth/{realmId}/userinfo:
+    get:
+      tags: [OAuth]
+      operationId: getUserinfo
+      summary: Claims about the token's account (OIDC Core §5.3)
+      description: |
+        Bearer access token with the `openid` scope. `sub` always; `email` and
+        `email_verified` with `email`; `name` (and `given_name`, `family_name`) with
+        `profile`. A missing, invalid, expired or revoked token answers 401 with
+        `WWW-Authenticate: Bearer realm="…", error="invalid_token"`.
+      security:
+        - accessToken: []
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      responses:
+        "200":
+          description: The claims.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Userinfo"
+        "401":
+          $ref: "#/components/responses/InvalidToken"
+        "403":
+          description: The token lacks the openid scope (`insufficient_scope`).
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/OAuthError"
+        "404":
+          $ref: "#/components/responses/NotFound"
+    post:
+      tags: [OAuth]
+      operationId: postUserinfo
+      summary: Claims about the token's account (POST form)
+      description: Same as GET.
+      security:
+        - accessToken: []
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      responses:
+        "200":
+          description: The claims.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Userinfo"
+        "401":
+          $ref: "#/components/responses/InvalidToken"
+        "403":
+          description: The token lacks the openid scope (`insufficient_scope`).
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/OAuthError"
+        "404":
+          $ref: "#/components/responses/NotFound"
+  /api/oauth/{realmId}/revoke:
+    post:
+      tags: [OAuth]
+      operationId: revokeToken
+      summary: Revoke a refresh or access token (RFC 7009)
+      description: |
+        Client-authenticated like the token endpoint. Revokes the session behind a refresh
+        token or an access token the client owns. Answers 200 for any token once the client
+        is authenticated (unknown, expired and other clients' tokens included).
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              $ref: "#/components/schemas/TokenInspectionRequest"
+          application/json:
+            schema:
+              $ref: "#/components/schemas/TokenInspectionRequest"
+      responses:
+        "200":
+          description: Revoked, or nothing to revoke.
+        "400":
+          $ref: "#/components/responses/OAuthBadRequest"
+        "401":
+          $ref: "#/components/responses/InvalidClient"
+        "404":
+          $ref: "#/components/responses/NotFound"
+  /api/oauth/{realmId}/introspect:
+    post:
+      tags: [OAuth]
+      operationId: introspectToken
+      summary: Introspect a token (RFC 7662)
+      description: |
+        Authenticated by a confidential client of the realm, which may introspect any token
+        of the realm. `{"active":false}` for anything invalid, expired, revoked, rotated or
+        of another realm.
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              $ref: "#/components/schemas/TokenInspectionRequest"
+          application/json:
+            schema:
+              $ref: "#/components/schemas/TokenInspectionRequest"
+      responses:
+        "200":
+          description: The token's state.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/IntrospectionResponse"
+        "400":
+          $ref: "#/components/responses/OAuthBadRequest"
+        "401":
+          $ref: "#/components/responses/InvalidClient"
         "404":
           $ref: "#/components/responses/NotFound"
   /api/admin/realms:
@@ -1119,7 +1406,212 @@ components:
         application/json:
           schema:
             $ref: "#/components/schemas/Error"
+    OAuthBadRequest:
+      description: RFC 6749 §5.2 error (`invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope`).
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/OAuthError"
+          example:
+            error: invalid_grant
+            error_description: code_verifier does not match the code_challenge
+    InvalidClient:
+      description: Client authentication failed (`invalid_client`), with `WWW-Authenticate` Basic.
+      headers:
+        WWW-Authenticate:
+          schema:
+            type: string
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/OAuthError"
+          example:
+            error: invalid_client
+            error_description: client authentication failed
+    InvalidToken:
+      description: Missing, invalid, expired or revoked access token (RFC 6750 §3).
+      headers:
+        WWW-Authenticate:
+          schema:
+            type: string
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/OAuthError"
   schemas:
+    OAuthError:
+      type: object
+      required: [error]
+      properties:
+        error:
+          type: string
+          description: RFC 6749 error code.
+        error_description:
+          type: string
+        state:
+          type: string
+        iss:
+          type: string
+    PendingAuthorization:
+      type: object
+      required: [downstreamState, expiresIn]
+      properties:
+        downstreamState:
+          type: string
+        expiresIn:
+          type: integer
+    TokenRequest:
+      type: object
+      required: [grant_type]
+      properties:
+        grant_type:
+          type: string
+          enum: [authorization_code, refresh_token]
+        code:
+          type: string
+        redirect_uri:
+          type: string
+        code_verifier:
+          type: string
+          minLength: 43
+          maxLength: 128
+        refresh_token:
+          type: string
+        scope:
+          type: string
+        client_id:
+          type: string
+        client_secret:
+          type: string
+          description: client_secret_post only.
+    TokenResponse:
+      type: object
+      required: [access_token, token_type, expires_in, refresh_token, refresh_expires_in, scope]
+      properties:
+        access_token:
+          type: string
+          description: RFC 9068 JWT.
+        token_type:
+          type: string
+          enum: [Bearer]
+        expires_in:
+          type: integer
+        refresh_token:
+          type: string
+        refresh_expires_in:
+          type: integer
+        scope:
+          type: string
+        id_token:
+          type: string
+          description: When openid was granted.
+    TokenInspectionRequest:
+      type: object
+      required: [token]
+      properties:
+        token:
+          type: string
+        token_type_hint:
+          type: string
+          enum: [access_token, refresh_token]
+        client_id:
+          type: string
+        client_secret:
+          type: string
+    IntrospectionResponse:
+      type: object
+      required: [active]
+      properties:
+        active:
+          type: boolean
+        scope:
+          type: string
+        client_id:
+          type: string
+        sub:
+          type: string
+        exp:
+          type: integer
+        iat:
+          type: integer
+        token_type:
+          type: string
+        iss:
+          type: string
+        aud:
+          type: string
+        sid:
+          type: string
+        jti:
+          type: string
+    Userinfo:
+      type: object
+      required: [sub]
+      properties:
+        sub:
+          type: string
+        email:
+          type: string
+        email_verified:
+          type: boolean
+        name:
+          type: string
+        given_name:
+          type: string
+        family_name:
+          type: string
+    OpenIDConfiguration:
+      type: object
+      required: [issuer, authorization_endpoint, token_endpoint, jwks_uri, response_types_supported]
+      properties:
+        issuer:
+          type: string
+        authorization_endpoint:
+          type: string
+        token_endpoint:
+          type: string
+        userinfo_endpoint:
+          type: string
+        revocation_endpoint:
+          type: string
+        introspection_endpoint:
+          type: string
+        jwks_uri:
+          type: string
+        response_types_supported:
+          type: array
+          items:
+            type: string
+        grant_types_supported:
+          type: array
+          items:
+            type: string
+        code_challenge_methods_supported:
+          type: array
+          items:
+            type: string
+        subject_types_supported:
+          type: array
+          items:
+            type: string
+        id_token_signing_alg_values_supported:
+          type: array
+          items:
+            type: string
+        token_endpoint_auth_methods_supported:
+          type: array
+          items:
+            type: string
+        scopes_supported:
+          type: array
+          items:
+            type: string
+        claims_supported:
+          type: array
+          items:
+            type: string
+        authorization_response_iss_parameter_supported:
+          type: boolean
     Error:
       type: object
       required: [status, code, message, requestId]

@@ -1,0 +1,106 @@
+import Foundation
+import JOSE
+import Realms
+import Storage
+
+/// Pending third-party authorizations (keyed by realm and `state`) and the branch B step
+/// that turns one into a one-time authorization code after the user's native login.
+public struct DownstreamAuthorizations: Sendable {
+    /// How long a pending authorization waits for the login, in seconds.
+    public static let pendingTTL: Int64 = 600
+    /// How long an authorization code lives, in seconds.
+    public static let defaultCodeTTL: Int64 = 60
+    /// Prefix of issued codes, so they are recognisable in support conversations.
+    public static let codePrefix = "ac_"
+
+    private let database: any Database
+    private let now: @Sendable () -> Date
+    private let codeTTL: Int64
+
+    /// Pending authorizations and codes in `database`; `codeTTL` shortens code life in tests.
+    public init(database: any Database, codeTTL: Int64 = DownstreamAuthorizations.defaultCodeTTL,
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.database = database
+        self.codeTTL = codeTTL
+        self.now = now
+    }
+
+    /// Records a validated request as pending for `pendingTTL` seconds. Throws `invalidRequest`
+    /// when the state is already pending (or used and not yet expired) in the realm; an
+    /// expired row with the same state is replaced.
+    public func begin(realmID: String, _ request: AuthorizationRequest) async throws -> PendingAuthorization {
+        let at = now().unixSeconds
+        let expiresAt = at + Self.pendingTTL
+        let inserted = try await database.write { db in
+            // Expired rows are garbage; dropping them here keeps the table small without a job.
+            try db.execute("DELETE FROM pending_authorizations WHERE expires_at <= ?", .integer(at - Self.pendingTTL))
+            try db.execute("DELETE FROM authorization_codes WHERE expires_at <= ?", .integer(at - 86_400))
+            return try db.execute("""
+                INSERT INTO pending_authorizations (realm_id, state, client_id, redirect_uri, code_challenge, scope,
+                    nonce, created_at, expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (realm_id, state) DO UPDATE SET client_id = excluded.client_id,
+                    redirect_uri = excluded.redirect_uri, code_challenge = excluded.code_challenge,
+                    scope = excluded.scope, nonce = excluded.nonce, created_at = excluded.created_at,
+                    expires_at = excluded.expires_at, consumed_at = NULL
+                WHERE pending_authorizations.expires_at <= ?
+                """,
+                .text(realmID), .text(request.state), .text(request.clientID), .text(request.redirectURI),
+                .text(request.codeChallenge), .text(Scope.format(request.scope)), .optional(request.nonce),
+                .integer(at), .integer(expiresAt), .integer(at))
+        }
+        guard inserted > 0 else { throw GrantsError(.invalidRequest, "state is already pending") }
+        return PendingAuthorization(realmID: realmID, request: request, expiresAt: expiresAt,
+                                    expiresIn: Int(Self.pendingTTL))
+    }
+
+    /// Branch B of native login: consumes the pending authorization (realm, state) — single
+    /// use, same client, unexpired, in one atomic update — and issues a one-time code `ac_…`
+    /// (256 random bits, stored hashed, `codeTTL` seconds) bound to the client, redirect URI,
+    /// PKCE challenge, scope, nonce, account and auth time. Returns the redirect URI carrying
+    /// `code`, `state` and `iss`. Throws `invalidDownstreamState`, or `serverError` when the
+    /// database fails.
+    public func completeDownstream(realmID: String, issuer: String, clientID: String, state: String,
+                                   accountID: String, authTime: Int64) async throws(GrantsError) -> String {
+        let at = now().unixSeconds
+        let code = Self.codePrefix + SecureRandom.token(byteCount: 32)
+        let codeHash = SHA256.hash(Array(code.utf8))
+        let codeTTL = self.codeTTL
+        let redirectURI: String?
+        do {
+            redirectURI = try await database.write { db -> String? in
+                guard let pending = try db.queryOne("""
+                    UPDATE pending_authorizations SET consumed_at = ?
+                    WHERE realm_id = ? AND state = ? AND client_id = ? AND consumed_at IS NULL AND expires_at > ?
+                    RETURNING redirect_uri, code_challenge, scope, nonce
+                    """, .integer(at), .text(realmID), .text(state), .text(clientID), .integer(at))
+                else { return nil }
+                let redirectURI = try pending.string("redirect_uri")
+                try db.execute("""
+                    INSERT INTO authorization_codes (code_hash, realm_id, client_id, redirect_uri, code_challenge, scope,
+                        nonce, account_id, auth_time, created_at, expires_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                    .blob(codeHash), .text(realmID), .text(clientID), .text(redirectURI),
+                    .text(try pending.string("code_challenge")), .text(try pending.string("scope")),
+                    .optional(try pending.optionalString("nonce")), .text(accountID), .integer(authTime),
+                    .integer(at), .integer(at + codeTTL))
+                return redirectURI
+            }
+        } catch {
+            throw GrantsError(.serverError, "could not complete the authorization")
+        }
+        guard let redirectURI else {
+            throw GrantsError(.invalidDownstreamState, "No pending authorization matches this downstream state")
+        }
+        return RedirectURI.appending([("code", code), ("state", state), ("iss", issuer)], to: redirectURI)
+    }
+}
+
+/// A recorded pending authorization, as /authorize reports it.
+public struct PendingAuthorization: Sendable, Equatable {
+    public let realmID: String
+    public let request: AuthorizationRequest
+    public let expiresAt: Int64
+    public let expiresIn: Int
+}

@@ -1,0 +1,92 @@
+import Foundation
+import JOSE
+import Storage
+
+/// Redeems authorization codes at the token endpoint. A code is burnt by its first
+/// presentation from its own client, even one that then fails (wrong verifier, redirect URI,
+/// expired): a code is worth one attempt. A second presentation marks the code replayed and
+/// names the session its first redemption started, so the caller revokes it (RFC 6749 §4.1.2).
+public struct AuthorizationCodes: Sendable {
+    private let database: any Database
+    private let now: @Sendable () -> Date
+
+    /// Codes stored in `database`, expiring by `now`.
+    public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.database = database
+        self.now = now
+    }
+
+    /// Checks and burns `code` for `clientID`. Unknown codes, codes of another client or realm,
+    /// expired codes, a different redirect URI and a verifier whose S256 differs from the
+    /// challenge all end in `.rejected`; a used code ends in `.replayed`.
+    public func redeem(realmID: String, clientID: String, code: String, redirectURI: String,
+                       codeVerifier: String) async throws -> CodeRedemption {
+        let at = now().unixSeconds
+        let codeHash = SHA256.hash(Array(code.utf8))
+        return try await database.write { db -> CodeRedemption in
+            guard let row = try db.queryOne("""
+                UPDATE authorization_codes SET used_at = ?
+                WHERE code_hash = ? AND realm_id = ? AND client_id = ? AND used_at IS NULL
+                RETURNING redirect_uri, code_challenge, scope, nonce, account_id, auth_time, expires_at
+                """, .integer(at), .blob(codeHash), .text(realmID), .text(clientID))
+            else {
+                // Either unknown / another client's (not burnt: whoever holds it cannot use
+                // it here anyway), or already used: a replay.
+                let replayed = try db.queryOne("""
+                    UPDATE authorization_codes SET reuse_detected = 1
+                    WHERE code_hash = ? AND realm_id = ? AND client_id = ? AND used_at IS NOT NULL
+                    RETURNING session_id
+                    """, .blob(codeHash), .text(realmID), .text(clientID))
+                if let replayed { return .replayed(sessionID: try replayed.optionalString("session_id")) }
+                return .rejected(GrantsError(.invalidGrant, "authorization code is invalid"))
+            }
+            guard try row.int("expires_at") > at else {
+                return .rejected(GrantsError(.invalidGrant, "authorization code expired"))
+            }
+            guard try row.string("redirect_uri") == redirectURI else {
+                return .rejected(GrantsError(.invalidGrant, "redirect_uri does not match the authorization request"))
+            }
+            guard PKCE.verify(verifier: codeVerifier, challenge: try row.string("code_challenge")) else {
+                return .rejected(GrantsError(.invalidGrant, "code_verifier does not match the code_challenge"))
+            }
+            return .granted(AuthorizationCodeGrant(
+                codeHash: codeHash, realmID: realmID, clientID: clientID, accountID: try row.string("account_id"),
+                scope: Scope.parse(try row.string("scope")) ?? [], nonce: try row.optionalString("nonce"),
+                authTime: try row.int("auth_time"), redirectURI: redirectURI))
+        }
+    }
+
+    /// Records the session the grant started. Returns false when the code was replayed in the
+    /// meantime: the caller must then revoke that session and fail the request.
+    public func recordSession(_ sessionID: String, for grant: AuthorizationCodeGrant) async throws -> Bool {
+        let codeHash = grant.codeHash
+        return try await database.write { db in
+            let row = try db.queryOne("UPDATE authorization_codes SET session_id = ? WHERE code_hash = ? RETURNING reuse_detected",
+                                      .text(sessionID), .blob(codeHash))
+            return try row.map { try !$0.bool("reuse_detected") } ?? false
+        }
+    }
+}
+
+/// What redeeming a code gave.
+public enum CodeRedemption: Sendable {
+    case granted(AuthorizationCodeGrant)
+    /// Rejected: answer the error (`invalid_grant`).
+    case rejected(GrantsError)
+    /// The code was already used: revoke `sessionID` (when the first redemption recorded one)
+    /// and answer `invalid_grant`.
+    case replayed(sessionID: String?)
+}
+
+/// What a redeemed code grants: the account's session for the client, with the scope and
+/// nonce of the original /authorize request.
+public struct AuthorizationCodeGrant: Sendable, Equatable {
+    let codeHash: [UInt8]
+    public let realmID: String
+    public let clientID: String
+    public let accountID: String
+    public let scope: [String]
+    public let nonce: String?
+    public let authTime: Int64
+    public let redirectURI: String
+}

@@ -1,0 +1,50 @@
+import Storage
+
+/// The Grants module's tables, as forward-only migrations of module "grants". They reference
+/// `realms`, so apply them after `RealmsSchema.migrations`.
+public enum GrantsSchema {
+    public static let migrations: [Migration] = [
+        Migration(module: "grants", version: 1, name: "pending authorizations and codes", statements: [
+            // A third-party backend's /authorize request, waiting for the user's native login.
+            // Keyed by (realm, state) so branch B finds it from the state alone.
+            """
+            CREATE TABLE pending_authorizations (
+                realm_id TEXT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                state TEXT NOT NULL,
+                client_id TEXT NOT NULL,
+                redirect_uri TEXT NOT NULL,
+                code_challenge TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                nonce TEXT,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                consumed_at INTEGER,
+                PRIMARY KEY (realm_id, state)
+            )
+            """,
+            "CREATE INDEX pending_authorizations_expiry ON pending_authorizations (expires_at)",
+            // One-time codes, stored only as SHA-256 hashes. session_id records what the first
+            // redemption issued so a replay can revoke it; reuse_detected covers a replay that
+            // lands before the session id is recorded.
+            """
+            CREATE TABLE authorization_codes (
+                code_hash BLOB PRIMARY KEY,
+                realm_id TEXT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                redirect_uri TEXT NOT NULL,
+                code_challenge TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                nonce TEXT,
+                account_id TEXT NOT NULL,
+                auth_time INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                used_at INTEGER,
+                session_id TEXT,
+                reuse_detected INTEGER NOT NULL DEFAULT 0
+            )
+            """,
+            "CREATE INDEX authorization_codes_expiry ON authorization_codes (expires_at)",
+        ]),
+    ]
+}

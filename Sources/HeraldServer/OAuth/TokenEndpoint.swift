@@ -1,0 +1,109 @@
+import Grants
+import HTTPServer
+import JOSE
+import Realms
+import TokenIssuer
+
+/// `POST /api/oauth/:realm/token`: the `authorization_code` (with S256 PKCE) and
+/// `refresh_token` grants for third-party backends, after client authentication.
+struct TokenEndpoint: Sendable {
+    let context: HeraldContext
+    let realms: RealmStore
+    let authenticator: ClientAuthenticator
+    let codes: AuthorizationCodes
+
+    func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let realm = try await realms.enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
+        do {
+            let body = try OAuthRequestBody(request)
+            let credentials = try ClientCredentials.read(authorization: request.headers["Authorization"],
+                                                         bodyClientID: body["client_id"],
+                                                         bodyClientSecret: body["client_secret"])
+            let client = try await authenticator.authenticate(realmID: realm.id, credentials)
+            let clientIP = context.clientAddresses.clientAddress(of: request)
+            let issued: IssuedTokens
+            switch body["grant_type"] {
+            case "authorization_code"?:
+                issued = try await authorizationCode(body, realm: realm, client: client, clientIP: clientIP)
+            case "refresh_token"?:
+                issued = try await refresh(body, realm: realm, client: client, clientIP: clientIP)
+            case nil:
+                throw GrantsError(.invalidRequest, "grant_type is required")
+            default:
+                throw GrantsError(.unsupportedGrantType, "grant_type must be authorization_code or refresh_token")
+            }
+            var object: [String: JSONValue] = [
+                "access_token": .string(issued.accessToken), "token_type": "Bearer",
+                "expires_in": .number(Double(issued.expiresIn)), "refresh_token": .string(issued.refreshToken),
+                "refresh_expires_in": .number(Double(issued.refreshExpiresIn)),
+                "scope": .string(Scope.format(issued.scope)),
+            ]
+            if let idToken = issued.idToken { object["id_token"] = .string(idToken) }
+            return HTTPResponse.json(JSONValue.object(object), noStore: true)
+        } catch let error as GrantsError {
+            context.logger.info("token_refused", ["realm": .string(realm.id), "error": .string(error.oauthError),
+                                                  "requestId": .string(request.requestID)])
+            return OAuthErrorResponse.json(error, realmID: realm.id)
+        }
+    }
+
+    private func authorizationCode(_ body: OAuthRequestBody, realm: Realm, client: ClientApp,
+                                   clientIP: String) async throws -> IssuedTokens {
+        let code = try body.required("code")
+        let redirectURI = try body.required("redirect_uri")
+        let verifier = try body.required("code_verifier")
+        guard PKCE.isValidVerifier(verifier) else {
+            throw GrantsError(.invalidRequest, "code_verifier must be 43-128 characters of [A-Za-z0-9-._~]")
+        }
+        let grant: AuthorizationCodeGrant
+        switch try await codes.redeem(realmID: realm.id, clientID: client.clientId, code: code,
+                                      redirectURI: redirectURI, codeVerifier: verifier) {
+        case .granted(let granted):
+            grant = granted
+        case .rejected(let error):
+            throw error
+        case .replayed(let sessionID):
+            if let sessionID { try await context.tokens.revokeSession(realmID: realm.id, sessionID: sessionID) }
+            context.logger.warning("authorization_code_replayed", ["realm": .string(realm.id),
+                                                                   "client": .string(client.clientId)])
+            throw GrantsError(.invalidGrant, "authorization code was already used")
+        }
+        let issued: IssuedTokens
+        do {
+            issued = try await context.tokens.startSession(SessionRequest(
+                realmID: realm.id, clientID: client.clientId, accountID: grant.accountID, scope: grant.scope,
+                clientIP: clientIP, authTime: grant.authTime, nonce: grant.nonce,
+                accessTokenTTL: client.accessTokenTTL ?? realm.accessTokenTTL,
+                refreshTokenTTL: client.refreshTokenTTL ?? realm.refreshTokenTTL, ipBinding: client.ipBinding))
+        } catch let error as TokenError where error.code == .accountDisabled || error.code == .accountDeleted {
+            throw GrantsError(.invalidGrant, "the account can no longer sign in")
+        }
+        // A replay that raced the first redemption is seen here: revoke what was just issued.
+        guard try await codes.recordSession(issued.sessionID, for: grant) else {
+            try await context.tokens.revokeSession(realmID: realm.id, sessionID: issued.sessionID)
+            throw GrantsError(.invalidGrant, "authorization code was already used")
+        }
+        return issued
+    }
+
+    private func refresh(_ body: OAuthRequestBody, realm: Realm, client: ClientApp,
+                         clientIP: String) async throws -> IssuedTokens {
+        let refreshToken = try body.required("refresh_token")
+        var scope: [String]?
+        if let text = body["scope"] {
+            guard let parsed = Scope.parse(text), !parsed.isEmpty else { throw GrantsError(.invalidScope, "scope is malformed") }
+            scope = parsed
+        }
+        do {
+            return try await context.tokens.refresh(realmID: realm.id, clientID: client.clientId,
+                                                    refreshToken: refreshToken, scope: scope, clientIP: clientIP)
+        } catch {
+            switch error.code {
+            case .invalidScope: throw GrantsError(.invalidScope, "scope is wider than the granted scope")
+            case .noSigningKey: throw GrantsError(.serverError, "the realm cannot sign tokens")
+            case .reuseDetected: throw GrantsError(.invalidGrant, "refresh token was already used; the session is revoked")
+            default: throw GrantsError(.invalidGrant, "refresh token is invalid, expired or revoked")
+            }
+        }
+    }
+}

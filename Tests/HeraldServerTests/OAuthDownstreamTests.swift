@@ -1,0 +1,117 @@
+import Foundation
+import Grants
+import JOSE
+import Storage
+import Testing
+@testable import HeraldServer
+
+@Suite("OAuth: branch B downstream completion")
+struct OAuthDownstreamTests {
+    @Test("completing a pending authorization returns the redirect URI with an ac_ code, the state and iss, once")
+    func completesOnce() async throws {
+        try await RunningHerald.with { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            _ = try await fixture.authorize(state: "x y&z=1")
+            let redirect = try await fixture.complete(state: "x y&z=1", accountID: "acct-1")
+            #expect(redirect.hasPrefix(OAuthFixture.redirect + "?code=ac_"))
+            let parameters = queryParameters(redirect)
+            #expect(parameters["state"] == "x y&z=1")
+            #expect(parameters["iss"] == fixture.issuer)
+            let code = try #require(parameters["code"])
+            #expect(code.utf8.count >= 3 + 43)
+            #expect(!redirect.contains(" "))
+
+            await #expect(throws: GrantsError(.invalidDownstreamState,
+                                              "No pending authorization matches this downstream state")) {
+                _ = try await fixture.complete(state: "x y&z=1", accountID: "acct-1")
+            }
+            // Stored only as a hash.
+            let rows = try await herald.application.context.database.read { db in
+                try db.query("SELECT code_hash FROM authorization_codes")
+            }
+            #expect(rows.count == 1)
+            #expect(try rows[0].bytes("code_hash") == SHA256.hash(Array(code.utf8)))
+        }
+    }
+
+    @Test("a registered redirect URI with a query gets the parameters appended with &")
+    func appendsToExistingQuery() async throws {
+        try await RunningHerald.with { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            let response = try await fixture.authorize(["redirect_uri": "https://app.acme.example/q?x=1"])
+            #expect(response.header("Location")?.hasPrefix(OAuthFixture.loginURL) == true)
+            let redirect = try await fixture.complete(accountID: "acct-1")
+            #expect(redirect.hasPrefix("https://app.acme.example/q?x=1&code=ac_"))
+            #expect(queryParameters(redirect)["x"] == "1")
+        }
+    }
+
+    @Test("another client, an unknown state and an expired pending authorization are invalid_downstream_state")
+    func refusesMismatches() async throws {
+        let clock = OAuthTestClock()
+        try await RunningHerald.with(now: clock.now) { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            _ = try await fixture.authorize()
+            for (client, state) in [(OAuthFixture.confidentialClient, "st-123"), (OAuthFixture.publicClient, "other")] {
+                do {
+                    _ = try await fixture.complete(client: client, state: state, accountID: "acct-1")
+                    Issue.record("completed with \(client) \(state)")
+                } catch let error as GrantsError {
+                    #expect(error.code == .invalidDownstreamState)
+                }
+            }
+            clock.advance(600)
+            do {
+                _ = try await fixture.complete(accountID: "acct-1")
+                Issue.record("completed an expired authorization")
+            } catch let error as GrantsError {
+                #expect(error.code == .invalidDownstreamState)
+            }
+        }
+    }
+
+    @Test("the same state in another realm is a different authorization")
+    func realmScoped() async throws {
+        try await RunningHerald.with { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            _ = try await fixture.authorize()
+            let grants = DownstreamAuthorizations(database: herald.application.context.database)
+            await #expect(throws: GrantsError.self) {
+                _ = try await grants.completeDownstream(realmID: "other", issuer: "x", clientID: OAuthFixture.publicClient,
+                                                        state: "st-123", accountID: "a", authTime: 0)
+            }
+            _ = try await fixture.complete(accountID: "acct-1")
+        }
+    }
+}
+
+@Suite("OAuth: discovery")
+struct OAuthDiscoveryTests {
+    @Test("the openid-configuration names the realm's endpoints, S256, the realm's algorithm and iss support")
+    func document() async throws {
+        try await RunningHerald.with { herald in
+            try await herald.createRealm("acme", ["signingAlgorithm": "RS256"])
+            let response = try await herald.request("GET", "/api/oauth/acme/.well-known/openid-configuration")
+            #expect(response.status == 200)
+            let document = response.json
+            let issuer = herald.application.context.issuer(realmID: "acme")
+            #expect(issuer.hasSuffix("/api/oauth/acme"))
+            #expect(document["issuer"]?.stringValue == issuer)
+            #expect(document["authorization_endpoint"]?.stringValue == issuer + "/authorize")
+            #expect(document["token_endpoint"]?.stringValue == issuer + "/token")
+            #expect(document["userinfo_endpoint"]?.stringValue == issuer + "/userinfo")
+            #expect(document["revocation_endpoint"]?.stringValue == issuer + "/revoke")
+            #expect(document["introspection_endpoint"]?.stringValue == issuer + "/introspect")
+            #expect(document["jwks_uri"]?.stringValue == issuer + "/jwks.json")
+            #expect(document["response_types_supported"] == ["code"])
+            #expect(document["grant_types_supported"] == ["authorization_code", "refresh_token"])
+            #expect(document["code_challenge_methods_supported"] == ["S256"])
+            #expect(document["subject_types_supported"] == ["public"])
+            #expect(document["id_token_signing_alg_values_supported"] == ["RS256"])
+            #expect(document["token_endpoint_auth_methods_supported"] == ["client_secret_basic", "client_secret_post", "none"])
+            #expect(document["authorization_response_iss_parameter_supported"] == true)
+            #expect(document["scopes_supported"]?.arrayValue?.contains("openid") == true)
+            #expect(document["claims_supported"]?.arrayValue?.contains("email_verified") == true)
+        }
+    }
+}

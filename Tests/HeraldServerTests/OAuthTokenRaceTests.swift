@@ -1,0 +1,63 @@
+import Foundation
+import Grants
+import JOSE
+import Testing
+@testable import HeraldServer
+
+@Suite("OAuth: token endpoint under concurrency and account changes")
+struct OAuthTokenRaceTests {
+    @Test("concurrent exchanges of one code: every presentation fails or ends revoked, none keeps working tokens")
+    func concurrentExchanges() async throws {
+        try await RunningHerald.with { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            let code = try await fixture.code(accountID: try await fixture.account())
+            let responses = try await withThrowingTaskGroup(of: TestHTTPClient.Response.self) { group in
+                for _ in 0..<8 { group.addTask { try await fixture.exchange(code) } }
+                var all: [TestHTTPClient.Response] = []
+                for try await response in group { all.append(response) }
+                return all
+            }
+            // A code used more than once is denied and everything issued from it revoked
+            // (RFC 6749 §4.1.2); a replay landing mid-exchange fails the first use too.
+            let winners = responses.filter { $0.status == 200 }
+            #expect(winners.count <= 1)
+            #expect(responses.filter { $0.json["error"] == "invalid_grant" }.count == responses.count - winners.count)
+            for winner in winners {
+                let accessToken = try #require(winner.json["access_token"]?.stringValue)
+                #expect(try await fixture.userinfo(accessToken).status == 401)
+            }
+            let sessions = try await herald.application.context.database.read { db in
+                try db.query("SELECT revoked_at FROM sessions")
+            }
+            #expect(sessions.count <= 1)
+            #expect(try sessions.allSatisfy { try $0.optionalInt("revoked_at") != nil })
+        }
+    }
+
+    @Test("a code of an account disabled since the login is invalid_grant")
+    func disabledAccount() async throws {
+        try await RunningHerald.with { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            let accountID = try await fixture.account()
+            let code = try await fixture.code(accountID: accountID)
+            let disabled = try await herald.admin("PATCH", "/api/admin/realms/acme/accounts/\(accountID)",
+                                                  json: ["status": "disabled"])
+            #expect(disabled.status == 200)
+            let response = try await fixture.exchange(code)
+            #expect(response.status == 400)
+            #expect(response.json["error"] == "invalid_grant")
+        }
+    }
+
+    @Test("a disabled realm's token, userinfo, revoke and introspect endpoints answer 404")
+    func disabledRealm() async throws {
+        try await RunningHerald.with { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            _ = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false])
+            for endpoint in ["token", "revoke", "introspect", "userinfo"] {
+                let response = try await fixture.post(endpoint, [("client_id", OAuthFixture.publicClient)])
+                #expect(response.status == 404, "\(endpoint)")
+            }
+        }
+    }
+}
