@@ -179,8 +179,14 @@ struct NativeLoginErrorTests {
                 #expect(!logs.contains { $0.contains(secret) }, "a log line holds a secret")
                 #expect(!bad.text.contains(secret) && !replay.text.contains(secret))
             }
-            let loginLines = logs.filter { $0.contains(#""event":"login""#) }
-            #expect(loginLines.count == 3)
+            let unreadable = try await fixture.send("POST", "/api/oauth/acme/apple/native-login",
+                                                    json: ["identityToken": .string(token), "clientId": 7])
+            #expect(unreadable.status == 400)
+            #expect(!unreadable.text.contains(token))
+            let loginLines = fixture.herald.logs.captured.filter { $0.contains(#""event":"login""#) }
+            #expect(!fixture.herald.logs.captured.contains { $0.contains(token) })
+            #expect(loginLines.count == 4)
+            #expect(loginLines.contains { $0.contains(#""reason":"bad_request""#) && $0.contains(#""client":"unknown""#) })
             #expect(loginLines.allSatisfy { $0.contains(#""provider":"apple""#) && $0.contains(#""realm":"acme""#) })
             #expect(loginLines.contains { $0.contains(#""outcome":"success""#) && $0.contains(ok.string("userId")) })
             #expect(loginLines.contains { $0.contains(#""reason":"audience""#) })

@@ -29,6 +29,7 @@ public final class LoginAttemptLimiter: Sendable {
     private let now: @Sendable () -> Date
     private let lastPurge = Mutex<Int64>(0)
 
+    /// A limiter over a database migrated with `migrations`; `now` is the clock.
     public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.now = now

@@ -3,6 +3,8 @@
 public struct NativeLoginError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Stable reasons, each mapped to one contract error code by the route.
     public enum Code: String, Sendable, Equatable {
+        /// The request itself could not be read (the route's own validation).
+        case badRequest = "bad_request"
         case realmNotFound = "not_found"
         case providerNotConfigured = "provider_not_configured"
         case unknownClient = "unknown_client"
@@ -25,6 +27,7 @@ public struct NativeLoginError: Error, Sendable, Equatable, CustomStringConverti
     /// The account involved, when one was resolved (for the log line).
     public let accountID: String?
 
+    /// An error with its code and the details that code uses.
     public init(_ code: Code, appleReason: AppleRejectionReason? = nil, retryAfterSeconds: Int? = nil,
                 accountID: String? = nil) {
         self.code = code

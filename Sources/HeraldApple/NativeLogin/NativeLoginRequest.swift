@@ -17,6 +17,7 @@ public struct NativeLoginRequest: Sendable {
     /// The client IP (rate limiting, session IP binding).
     public var clientIP: String
 
+    /// A request as decoded by the route.
     public init(realmID: String, identityToken: String, clientID: String, rawNonce: String?, downstreamState: String?,
                 fullName: PersonName = PersonName(), clientIP: String) {
         self.realmID = realmID

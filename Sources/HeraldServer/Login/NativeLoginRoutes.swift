@@ -25,15 +25,29 @@ struct NativeLoginRoutes: RouteGroup {
     static func handle(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
         let started = DispatchTime.now().uptimeNanoseconds
         let realmID = request.parameter("realm")
-        var body = try JSONRequestBody(request)
-        let token = body.string("identityToken", required: true, maxLength: maxReadTokenBytes)
-        let clientID = body.string("clientId", required: true, maxLength: 128)
-        let nonce = body.string("nonce", maxLength: 1024)
-        let state = body.string("downstreamState", maxLength: 1024)
-        _ = body.string("authorizationCode", maxLength: 4096, allowEmpty: true)
-        let name = fullName(&body)
-        try body.validate()
-        guard let token, let clientID else { throw APIError.badRequest("Invalid request") }
+        let token: String
+        let clientID: String
+        let nonce: String?
+        let state: String?
+        let name: PersonName
+        do {
+            var body = try JSONRequestBody(request)
+            let readToken = body.string("identityToken", required: true, maxLength: maxReadTokenBytes)
+            let readClient = body.string("clientId", required: true, maxLength: 128)
+            nonce = body.string("nonce", maxLength: 1024)
+            state = body.string("downstreamState", maxLength: 1024)
+            _ = body.string("authorizationCode", maxLength: 4096, allowEmpty: true)
+            name = fullName(&body)
+            try body.validate()
+            guard let readToken, let readClient else { throw APIError.badRequest("Invalid request") }
+            token = readToken
+            clientID = readClient
+        } catch {
+            // An unreadable request is an attempt too: one log line, no client (it was never checked).
+            record(.failure(NativeLoginError(.badRequest)), realmID: realmID, clientID: "", request: request,
+                   context: context, started: started)
+            throw error
+        }
 
         let loginRequest = NativeLoginRequest(realmID: realmID, identityToken: token, clientID: clientID, rawNonce: nonce,
                                               downstreamState: state, fullName: name,
@@ -106,8 +120,8 @@ struct NativeLoginRoutes: RouteGroup {
             outcomeLabel = error.code == .internalFailure || error.code == .appleUnavailable ? "error" : "rejected"
             reason = error.reason
             accountID = error.accountID ?? ""
-            clientKnown = ![.realmNotFound, .rateLimited, .providerNotConfigured, .unknownClient, .tokenTooLarge,
-                            .internalFailure].contains(error.code)
+            clientKnown = ![.badRequest, .realmNotFound, .rateLimited, .providerNotConfigured, .unknownClient,
+                            .tokenTooLarge, .internalFailure].contains(error.code)
         }
         let realmLabel = InputRules.isSlug(realmID) ? realmID : "invalid"
         context.metrics.recordLogin(provider: AppleNativeLogin.provider, outcome: outcomeLabel, reason: reason)
@@ -124,6 +138,8 @@ extension APIError {
     /// The contract's answer for a failed native login.
     init(_ error: NativeLoginError) {
         switch error.code {
+        case .badRequest:
+            self = .badRequest("Invalid request")
         case .realmNotFound:
             self = .notFound("Realm")
         case .providerNotConfigured:

@@ -11,6 +11,7 @@ public struct AccountResolver: Sendable {
     private let database: any Database
     private let now: @Sendable () -> Date
 
+    /// A resolver over the realms database; `now` stamps creations and links.
     public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.now = now

@@ -12,6 +12,7 @@ public struct ProviderIdentityClaims: Sendable, Equatable {
     /// The name the app passed along (Apple gives it only on the first authorization).
     public var name: PersonName
 
+    /// Claims with every field given (`name` optional).
     public init(provider: String, subject: String, email: String?, emailVerified: Bool, isPrivateEmail: Bool,
                 name: PersonName = PersonName()) {
         self.provider = provider
@@ -45,6 +46,7 @@ public struct AccountResolutionError: Error, Sendable, Equatable, CustomStringCo
 
     public let code: Code
 
+    /// An error with this code.
     public init(_ code: Code) { self.code = code }
 
     public var description: String { "AccountResolutionError(\(code.rawValue))" }

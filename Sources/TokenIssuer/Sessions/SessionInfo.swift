@@ -22,7 +22,7 @@ public struct SessionInfo: Sendable, Equatable, Codable {
 
     private enum CodingKeys: String, CodingKey { case id, clientId, scope, createdAt, expiresAt, lastRefreshedAt, revokedAt }
 
-    // Written out so absent times are `null`, not absent keys.
+    /// Written out so absent times are `null`, not absent keys.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)

@@ -15,6 +15,7 @@ public struct SessionRequest: Sendable {
     public var refreshTokenTTL: Int
     public var ipBinding: Bool
 
+    /// A request with every field given (`nonce` optional).
     public init(realmID: String, clientID: String, accountID: String, scope: [String], clientIP: String,
                 authTime: Int64, nonce: String? = nil, accessTokenTTL: Int, refreshTokenTTL: Int, ipBinding: Bool) {
         self.realmID = realmID

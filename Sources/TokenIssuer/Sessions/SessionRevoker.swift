@@ -6,6 +6,7 @@ import Storage
 public struct SessionRevoker: AccountSessionRevoker {
     private let now: @Sendable () -> Date
 
+    /// A revoker stamping revocations with `now`.
     public init(now: @escaping @Sendable () -> Date = { Date() }) {
         self.now = now
     }

@@ -26,6 +26,7 @@ public struct TokenError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public let code: Code
 
+    /// An error with this code.
     public init(_ code: Code) { self.code = code }
 
     public var description: String { "TokenError(\(code.rawValue))" }

@@ -1,0 +1,67 @@
+import Foundation
+import HeraldApple
+import HeraldTestSupport
+import JOSE
+import Synchronization
+import Testing
+@testable import HeraldServer
+
+@Suite("Apple native login, branch B hook")
+struct NativeLoginBranchBTests {
+    /// The orchestration of the running server, with branch B wired to `downstream`.
+    static func login(_ fixture: NativeLoginFixture, downstream: @escaping DownstreamCompleter) -> AppleNativeLogin {
+        fixture.herald.application.context.nativeLogin.completingDownstream(with: downstream)
+    }
+
+    @Test("with downstreamState the verified account goes to the completer, whose redirect URI is the result")
+    func downstreamCompletion() async throws {
+        try await NativeLoginFixture.with { fixture in
+            let seen = Mutex<DownstreamCompletionRequest?>(nil)
+            let login = Self.login(fixture) { request in
+                seen.withLock { $0 = request }
+                return "https://partner.example/callback?code=ac_x&state=\(request.state)&iss=\(request.issuer)"
+            }
+            let nonce = fixture.freshNonce()
+            let result = try await login.login(NativeLoginRequest(
+                realmID: "acme", identityToken: fixture.token(subject: "sub.branch.b", nonce: nonce), clientID: "partner",
+                rawNonce: nonce, downstreamState: "st-1", clientIP: "192.0.2.9"))
+            guard case .downstream(let redirect, let accountID, let isNew) = result else {
+                Issue.record("expected branch B")
+                return
+            }
+            let request = try #require(seen.withLock { $0 })
+            #expect(request.realmID == "acme" && request.clientID == "partner" && request.state == "st-1")
+            #expect(request.accountID == accountID)
+            #expect(request.issuer == fixture.herald.application.context.issuer(realmID: "acme"))
+            #expect(redirect.hasPrefix("https://partner.example/callback?code=ac_x&state=st-1"))
+            #expect(isNew)
+        }
+    }
+
+    @Test("a completer refusing the state answers invalid_downstream_state and counts as a failed attempt")
+    func refusedState() async throws {
+        try await NativeLoginFixture.with(realmFields: ["rateLimit": ["failuresPerWindow": 1, "windowSeconds": 300]]) { fixture in
+            let login = Self.login(fixture) { _ in throw NativeLoginError(.invalidDownstreamState) }
+            let nonce = fixture.freshNonce()
+            let request = NativeLoginRequest(realmID: "acme", identityToken: fixture.token(nonce: nonce), clientID: "partner",
+                                             rawNonce: nonce, downstreamState: "st-unknown", clientIP: "192.0.2.10")
+            do throws(NativeLoginError) {
+                _ = try await login.login(request)
+                Issue.record("expected invalid_downstream_state")
+            } catch {
+                #expect(error.code == .invalidDownstreamState)
+                #expect(error.accountID != nil)
+            }
+            // The refusal counted: the next attempt from that IP is rate limited.
+            let next = fixture.freshNonce()
+            do throws(NativeLoginError) {
+                _ = try await login.login(NativeLoginRequest(realmID: "acme", identityToken: fixture.token(nonce: next),
+                                                             clientID: "ios-app", rawNonce: next, downstreamState: nil,
+                                                             clientIP: "192.0.2.10"))
+                Issue.record("expected rate_limited")
+            } catch {
+                #expect(error.code == .rateLimited)
+            }
+        }
+    }
+}
