@@ -36,9 +36,10 @@ build_module() {
 link_harness() {
     local name="$1" main="$2"; shift 2
     echo "fuzz: linking harness $name"
-    "$SWIFTC" "${FLAGS[@]}" -module-name "$(echo "$name" | tr -d '-')_fuzz" -I "$OUT" \
+    # From inside $OUT: swiftc leaves the harness's module files in the working directory.
+    (cd "$OUT" && "$SWIFTC" "${FLAGS[@]}" -module-name "$(echo "$name" | tr -d '-')_fuzz" -I "$OUT" \
         -I "$ROOT/Sources/COpenSSL" -I "$ROOT/Sources/CMicroHTTPD" "$ROOT/fuzz/Harnesses/$main" "$@" \
-        -L "$OUT" -o "$OUT/$name"
+        -L "$OUT" -o "$OUT/$name")
 }
 
 harnesses=("$@")
