@@ -83,6 +83,33 @@ struct SlowClientTests {
         }
     }
 
+    @Test func dribblingClientOutlivesTheIdleTimeoutSoThePerIPLimitIsWhatBoundsIt() async throws {
+        // MHD's timeout is an idle timeout: every byte resets it. A client sending a header
+        // byte every 0.4 s keeps a 1 s-timeout connection open for 3 s; what stops a Slowloris
+        // is perIPConnectionLimit here and the proxy's header deadline in front (docs/security-model.md).
+        try await withServer(configure: { $0.connectionTimeoutSeconds = 1 }, routes: { router in
+            router.add("GET", "/") { _ in text(200, "ok") }
+        }) { server in
+            let port = server.boundPort
+            let status = try await RawHTTPConnection.run { () throws -> Int in
+                let connection = try RawHTTPConnection(port: port)
+                try connection.send("GET / HTTP/1.1\r\nHost: herald.test\r\n")
+                let deadline = Date().addingTimeInterval(3)
+                let header = Array("X-Slow: d\r\n".utf8)
+                var offset = 0
+                while Date() < deadline {
+                    // The client's pacing, not synchronisation.
+                    usleep(400_000)
+                    try connection.send([header[offset]])
+                    offset = (offset + 1) % header.count
+                }
+                try connection.send(Array(header[offset...]) + Array("\r\n".utf8))
+                return try connection.readResponse().status
+            }
+            #expect(status == 200)
+        }
+    }
+
     @Test func connectionsBeyondThePerIPLimitAreDroppedWhileAdmittedOnesAreServed() async throws {
         try await withServer(configure: { $0.perIPConnectionLimit = 5 }, routes: { router in
             router.add("GET", "/") { _ in text(200, "ok") }
