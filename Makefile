@@ -45,11 +45,14 @@ fuzz-smoke: deps
 	FUZZ_SECONDS=12 bash fuzz/run.sh
 
 ## test-sanitizers: the whole test suite under ThreadSanitizer, then AddressSanitizer (own scratch paths; slow).
+## Suppressions (fuzz/sanitizers/*.supp) list checked false positives and toolchain-library leaks only.
 test-sanitizers: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan
+	TSAN_OPTIONS="suppressions=$(CURDIR)/fuzz/sanitizers/tsan.supp" \
+	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
-	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
+	LSAN_OPTIONS="suppressions=$(CURDIR)/fuzz/sanitizers/lsan.supp" \
+	  $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
 
 clean:
 	rm -rf .build
