@@ -19,6 +19,10 @@ harnesses=("$@")
 FUZZ_BUILD_DIR="$OUT" "$ROOT/fuzz/build.sh" "${harnesses[@]}" >/dev/null || { echo "fuzz: build failed" >&2; exit 1; }
 mkdir -p "$OUT/artifacts"
 
+# Swift's crash backtracer would take over the crash and can sit on it (seen: minutes, holding
+# the log pipe open); libFuzzer and ASan report crashes themselves.
+export SWIFT_BACKTRACE=enable=no
+
 failed=()
 for harness in "${harnesses[@]}"; do
     work="$OUT/corpus/$harness"
@@ -27,7 +31,8 @@ for harness in "${harnesses[@]}"; do
     max_len=4096
     [[ "$harness" == jws ]] && max_len=17000
     log="$OUT/$harness.log"
-    nice -n "$NICE" "$OUT/$harness" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+    # timeout: a hang outside libFuzzer's control (e.g. at exit) still ends the run.
+    timeout $((SECONDS_EACH + 120)) nice -n "$NICE" "$OUT/$harness" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
         -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$harness-" \
         "$work" "$ROOT/fuzz/corpus/$harness" >"$log" 2>&1
     status=$?
