@@ -3,7 +3,7 @@ SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 APT_PACKAGES := libssl-dev libsqlite3-dev libmicrohttpd-dev pkg-config openssl
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps build release run test bench clean
+.PHONY: deps build release run test bench clean fuzz fuzz-smoke test-sanitizers
 
 ## deps: install the Debian packages that are missing (apt-get update only when needed).
 deps:
@@ -25,9 +25,9 @@ run: release
 	mkdir -p data
 	./.build/release/herald serve --database sqlite:./data/herald.db
 
-## test: every test suite: the Python interop stage (authlib + jwcrypto against the real
-## binary), then the Swift suites (unit, end-to-end over loopback).
-test: deps
+## test: every test suite: a short fuzzing run, the Python interop stage (authlib + jwcrypto
+## against the real binary), then the Swift suites (unit, end-to-end over loopback).
+test: deps fuzz-smoke
 	$(SWIFT) build --build-tests
 	bash Tests/Interop/run.sh .build/debug/herald
 	$(SWIFT) test --skip-build
@@ -36,6 +36,25 @@ test: deps
 bench: deps
 	DEBIAN_FRONTEND=noninteractive; dpkg -s wrk >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk)
 	bash bench/http-overhead/run.sh
+
+## fuzz: every libFuzzer harness for FUZZ_SECONDS (default 60) each; fails on any crash (fuzz/README.md).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/run.sh
+
+## fuzz-smoke: a short run of every harness (12 s each), part of `make test`.
+fuzz-smoke: deps
+	FUZZ_SECONDS=12 bash fuzz/run.sh
+
+## test-sanitizers: the whole test suite under ThreadSanitizer, then AddressSanitizer (own scratch paths; slow).
+## Suppressions (fuzz/sanitizers/*.supp) list checked false positives and toolchain-library leaks only.
+test-sanitizers: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
+	TSAN_OPTIONS="suppressions=$(CURDIR)/fuzz/sanitizers/tsan.supp" \
+	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
+	LSAN_OPTIONS="suppressions=$(CURDIR)/fuzz/sanitizers/lsan.supp" \
+	  $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan
 
 clean:
 	rm -rf .build

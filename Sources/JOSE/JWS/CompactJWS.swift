@@ -43,9 +43,13 @@ public struct CompactJWS: Sendable {
     /// The header's algorithm, if it is one this module implements (never `none` or HS*).
     public var algorithm: JWSAlgorithm? { JWSAlgorithm(rawValue: header.alg) }
 
-    /// True when the header's `alg` is supported, fits `key`, and the signature verifies.
+    /// True when the header's `alg` is supported, fits `key`, the header lists no critical
+    /// extensions, and the signature verifies.
     public func verify(with key: PublicKey) -> Bool {
-        guard let algorithm else { return false }
+        // RFC 7515 §4.1.11: a JWS whose `crit` names extensions the recipient does not
+        // understand is invalid. This module understands none, so any `crit` refuses it here,
+        // whatever the caller remembers to check.
+        guard header.crit == nil, let algorithm else { return false }
         return key.verify(signature: signature, message: signingInput, algorithm: algorithm)
     }
 
