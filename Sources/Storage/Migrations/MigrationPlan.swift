@@ -87,7 +87,7 @@ struct MigrationPlan: Sendable {
                 try executor.execute(statement, [])
             } catch {
                 // Keep the backend's code and SQL, but say which migration failed.
-                throw StorageError(code: .migration, resultCode: error.resultCode, sql: error.sql,
+                throw StorageError(code: .migration, resultCode: error.resultCode, sqlState: error.sqlState, sql: error.sql,
                                    message: "migration \(migration.module) v\(migration.version) '\(migration.name)' failed: \(error.message)")
             }
         }
