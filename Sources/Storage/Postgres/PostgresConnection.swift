@@ -353,15 +353,17 @@ private func withCStringArray<R>(_ strings: [String], _ body: ([UnsafePointer<CC
     return body(pointers.map { UnsafePointer($0) })
 }
 
-/// Calls `body` with pointers to each value's bytes (nil for NULL); empty values get a valid
-/// non-nil pointer, since nil would mean NULL.
+/// Calls `body` with pointers to each value's bytes (nil for NULL), NUL-terminated; empty
+/// values get a valid non-nil pointer, since nil would mean NULL.
 private func withParameterPointers<R>(_ values: [[UInt8]?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
     let storage: [UnsafeMutablePointer<CChar>?] = values.map { value in
         guard let value else { return nil }
-        let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: max(value.count, 1))
+        // NUL-terminated: text-format values (integers, doubles) are read as C strings.
+        let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: value.count + 1)
         value.withUnsafeBytes { bytes in
             if let base = bytes.baseAddress { UnsafeMutableRawPointer(pointer).copyMemory(from: base, byteCount: bytes.count) }
         }
+        pointer[value.count] = 0
         return pointer
     }
     defer { storage.forEach { $0?.deallocate() } }

@@ -11,7 +11,8 @@
 /// - the table options `STRICT` and `WITHOUT ROWID` after a `CREATE TABLE`'s column list → removed;
 /// - `INSERT OR IGNORE INTO …` → `INSERT INTO … ON CONFLICT DO NOTHING` (before `RETURNING`).
 ///
-/// Rejected with `.unsupported`: `INSERT OR REPLACE/ABORT/FAIL/ROLLBACK`, `REPLACE INTO`.
+/// Rejected with `.unsupported`: `INSERT OR REPLACE/ABORT/FAIL/ROLLBACK`, `REPLACE INTO`, and a
+/// second statement after a `;` (as on SQLite).
 /// Everything else passes through unchanged (so e.g. `sqlite_master`, `typeof()`, untyped
 /// columns or `PRAGMA` fail on PostgreSQL with its own error).
 enum PostgresDialect {
@@ -24,6 +25,7 @@ enum PostgresDialect {
     /// Translates one statement.
     static func translate(_ sql: String) throws(StorageError) -> Translation {
         var tokens = tokenize(sql)
+        try rejectSecondStatement(tokens, sql: sql)
         try rewriteInsertOr(&tokens, sql: sql)
         rewriteTypes(&tokens)
         removeTableOptions(&tokens)
@@ -124,6 +126,17 @@ enum PostgresDialect {
     }
 
     // MARK: - Rewrites
+
+    /// SQLite refuses SQL with a second statement (as `.unsupported`); so does this, rather than
+    /// leaving it to PostgreSQL's syntax error.
+    private static func rejectSecondStatement(_ tokens: [Token], sql: String) throws(StorageError) {
+        let positions = significant(tokens)
+        guard let semicolon = positions.firstIndex(where: { tokens[$0].kind == .symbol && tokens[$0].text == ";" }) else { return }
+        let rest = positions[(semicolon + 1)...]
+        guard rest.allSatisfy({ tokens[$0].kind == .symbol && tokens[$0].text == ";" }) else {
+            throw StorageError(code: .unsupported, sql: sql, message: "the SQL contains more than one statement; run them one at a time")
+        }
+    }
 
     private static func rewriteInsertOr(_ tokens: inout [Token], sql: String) throws(StorageError) {
         let positions = significant(tokens)
