@@ -103,8 +103,10 @@ final class PostgresConnection {
     func execute(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> Int {
         let result = try run(sql, parameters)
         defer { PQclear(result) }
-        let changed = String(cString: PQcmdTuples(result))
-        return Int(changed) ?? 0
+        // PQcmdTuples also counts the rows a SELECT returned; SQLite reports 0 for those.
+        let status = String(cString: PQcmdStatus(result))
+        guard ["INSERT", "UPDATE", "DELETE", "MERGE"].contains(where: { status.hasPrefix($0) }) else { return 0 }
+        return Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 
     /// Runs one statement and returns its rows.
@@ -129,6 +131,11 @@ final class PostgresConnection {
         return rows
     }
 
+    /// Inside write transactions, each data-changing statement runs under a savepoint, so a
+    /// failed statement (say a unique violation the body catches) undoes only itself and the
+    /// transaction goes on, as on SQLite; PostgreSQL would otherwise abort the whole transaction.
+    private var statementSavepoints = false
+
     /// Runs a statement without caching it (transaction control, setup).
     private func runUncached(_ sql: String) throws(StorageError) {
         let handle = try liveHandle(sql: sql)
@@ -137,8 +144,31 @@ final class PostgresConnection {
         try check(result, handle: handle, sql: sql)
     }
 
-    /// Translates, prepares (once per SQL and parameter types) and runs; the caller clears the result.
+    /// Runs the statement, under a savepoint when it changes data inside a write transaction.
     private func run(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> OpaquePointer {
+        let firstWord = sql.drop(while: { $0.isWhitespace || $0 == "(" }).prefix(while: { $0.isLetter }).uppercased()
+        guard statementSavepoints, ["INSERT", "UPDATE", "DELETE", "WITH"].contains(firstWord) else {
+            return try runStatement(sql, parameters)
+        }
+        try runUncached("SAVEPOINT herald_statement")
+        let result: OpaquePointer
+        do {
+            result = try runStatement(sql, parameters)
+        } catch {
+            if let handle, PQstatus(handle) == CONNECTION_OK { try? runUncached("ROLLBACK TO SAVEPOINT herald_statement") }
+            throw error
+        }
+        do {
+            try runUncached("RELEASE SAVEPOINT herald_statement")
+        } catch {
+            PQclear(result)
+            throw error
+        }
+        return result
+    }
+
+    /// Translates, prepares (once per SQL and parameter types) and runs; the caller clears the result.
+    private func runStatement(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> OpaquePointer {
         let translation: PostgresDialect.Translation
         if let cached = translations[sql] {
             translation = cached
@@ -161,6 +191,13 @@ final class PostgresConnection {
         // cached plan never outlives the schema it was made for.
         let firstWord = translation.sql.drop(while: { $0.isWhitespace || $0 == "(" }).prefix(while: { $0.isLetter }).uppercased()
         let cacheable = ["SELECT", "INSERT", "UPDATE", "DELETE", "WITH"].contains(firstWord)
+        if ["CREATE", "ALTER", "DROP"].contains(firstWord), !prepared.isEmpty {
+            // A cached `SELECT *` whose table changed would fail with "cached plan must not
+            // change result type"; schema changes made by other connections (another node's
+            // migration) are not seen here, which is why migrations run at start.
+            try runUncached("DEALLOCATE ALL")
+            prepared.removeAll()
+        }
         var statementName: String?
         if cacheable {
             let key = sql + "\u{0}" + types.map { String($0) }.joined(separator: ",")
@@ -214,6 +251,8 @@ final class PostgresConnection {
     /// its error unchanged when it throws.
     func transaction<T>(_ kind: TransactionKind, _ body: (any SQLExecutor) throws -> T) throws -> T {
         try runUncached(kind.beginSQL)
+        statementSavepoints = kind != .readOnlySnapshot
+        defer { statementSavepoints = false }
         let result: T
         do {
             result = try body(PostgresExecutor(connection: self))

@@ -83,6 +83,9 @@ public final class PostgresDatabase: Database {
                 do {
                     return try connection.transaction(kind, body)
                 } catch let error as StorageError where Self.isRetryable(error) && attempt < Self.maxWriteAttempts {
+                    // A short random pause on this connection's thread (never the cooperative
+                    // pool) so conflicting nodes do not collide again in lockstep.
+                    usleep(UInt32.random(in: 500...2_000) * UInt32(attempt))
                     attempt += 1
                 }
             }
