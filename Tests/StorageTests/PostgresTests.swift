@@ -170,6 +170,57 @@ struct PostgresTests {
         await database.close()
     }
 
+    @Test func isReachableUntilClosedThenCallsFail() async throws {
+        let url = try TestPostgres.shared().createDatabase()
+        let database = try PostgresDatabase(url: url, connectionCount: 2)
+        #expect(await database.isReachable())
+        await database.close()
+        #expect(await !database.isReachable())
+        let error = await thrownStorageError { try await database.write { try $0.execute("SELECT 1") } }
+        #expect(error?.code == .other)
+        await database.close()  // A second close does nothing.
+    }
+
+    @Test func callersBeyondThePoolWaitForAConnection() async throws {
+        let url = try TestPostgres.shared().createDatabase()
+        let database = try PostgresDatabase(url: url, connectionCount: 1)
+        let sum = try await withThrowingTaskGroup(of: Int64.self) { group in
+            for n in 1...20 {
+                group.addTask { try await database.read { try $0.queryOne("SELECT ? AS n", .integer(Int64(n)))?.int("n") ?? 0 } }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(sum == 210)
+        await database.close()
+    }
+
+    @Test func caughtConstraintErrorLeavesTheWriteUsable() async throws {
+        try await withDatabase(.postgres) { database in
+            let count = try await database.write { executor -> Int64 in
+                try executor.execute("CREATE TABLE person (email TEXT PRIMARY KEY)")
+                try executor.execute("INSERT INTO person (email) VALUES (?)", "a@example.com")
+                #expect(thrownCode { try executor.execute("INSERT INTO person (email) VALUES (?)", "a@example.com") } == .uniqueViolation)
+                try executor.execute("INSERT INTO person (email) VALUES (?)", "b@example.com")
+                return try executor.queryOne("SELECT count(*) AS c FROM person")?.int("c") ?? -1
+            }
+            #expect(count == 2)
+        }
+    }
+
+    @Test func swallowedFailureOfAReadQueryFailsTheWriteInsteadOfCommitting() async throws {
+        try await withDatabase(.postgres) { database in
+            try await database.write { try $0.execute("CREATE TABLE t (v INTEGER)") }
+            let error = await thrownStorageError {
+                try await database.write { executor in
+                    try executor.execute("INSERT INTO t (v) VALUES (1)")
+                    _ = try? executor.query("SELECT no_such_column FROM t")
+                }
+            }
+            #expect(error?.code == .other)
+            #expect(try await database.read { try $0.queryOne("SELECT count(*) AS c FROM t")?.int("c") } == 0)
+        }
+    }
+
     @Test func unreachableServerFailsWithIOWithoutThePassword() throws {
         let error = #expect(throws: StorageError.self) {
             try PostgresDatabase(url: "postgres://herald:s3cret-pw@127.0.0.1:1/none?connect_timeout=2")
