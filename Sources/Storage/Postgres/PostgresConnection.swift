@@ -250,7 +250,15 @@ final class PostgresConnection {
     /// Runs `body` in a transaction of `kind`: commits when it returns, rolls back and rethrows
     /// its error unchanged when it throws.
     func transaction<T>(_ kind: TransactionKind, _ body: (any SQLExecutor) throws -> T) throws -> T {
-        try runUncached(kind.beginSQL)
+        do {
+            try runUncached(kind.beginSQL)
+        } catch {
+            // An idle connection whose server restarted only finds out now; nothing has run
+            // yet, so re-open it and begin again (this fails with .io if the server is still down).
+            guard !isClosed, !isConnected else { throw error }
+            try connect()
+            try runUncached(kind.beginSQL)
+        }
         statementSavepoints = kind != .readOnlySnapshot
         defer { statementSavepoints = false }
         let result: T
@@ -273,6 +281,11 @@ final class PostgresConnection {
             throw error
         }
         return result
+    }
+
+    private var isConnected: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
     }
 
     /// Best effort: the caller is already reporting the error that caused the rollback.
