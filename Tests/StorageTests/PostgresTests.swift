@@ -225,6 +225,22 @@ struct PostgresTests {
         }
     }
 
+    @Test func connectionLostInsideABodyIsNotReopenedUntilTheTransactionEnds() async throws {
+        try await withDatabase(.postgres) { database in
+            try await database.write { try $0.execute("CREATE TABLE t (v INTEGER)") }
+            let error = await thrownStorageError {
+                try await database.write { executor in
+                    _ = try? executor.query("SELECT pg_terminate_backend(pg_backend_pid())")
+                    // Must fail: on a re-opened connection it would commit on its own.
+                    try executor.execute("INSERT INTO t (v) VALUES (1)")
+                }
+            }
+            #expect(error?.code == .io)
+            #expect(try await database.read { try $0.queryOne("SELECT count(*) AS c FROM t")?.int("c") } == 0)
+            #expect(await database.isReachable())
+        }
+    }
+
     @Test func unreachableServerFailsWithIOWithoutThePassword() throws {
         let error = #expect(throws: StorageError.self) {
             try PostgresDatabase(url: "postgres://herald:s3cret-pw@127.0.0.1:1/none?connect_timeout=2")

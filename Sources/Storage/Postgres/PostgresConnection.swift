@@ -91,6 +91,11 @@ final class PostgresConnection {
     private func liveHandle(sql: String?) throws(StorageError) -> OpaquePointer {
         guard !isClosed else { throw StorageError.closed(sql: sql) }
         if let handle, PQstatus(handle) == CONNECTION_OK { return handle }
+        // Never inside a transaction body: a fresh connection would run the rest of the body
+        // outside the transaction, each statement committing on its own.
+        guard !isInTransactionBody else {
+            throw StorageError.connectionLost("the connection was lost during the transaction", sql: sql)
+        }
         try connect()
         guard let handle else { throw StorageError.connectionLost("no connection", sql: sql) }
         return handle
@@ -135,6 +140,8 @@ final class PostgresConnection {
     /// failed statement (say a unique violation the body catches) undoes only itself and the
     /// transaction goes on, as on SQLite; PostgreSQL would otherwise abort the whole transaction.
     private var statementSavepoints = false
+    /// True from BEGIN until COMMIT/ROLLBACK: the connection must not be silently re-opened.
+    private var isInTransactionBody = false
 
     /// Runs a statement without caching it (transaction control, setup).
     private func runUncached(_ sql: String) throws(StorageError) {
@@ -260,7 +267,11 @@ final class PostgresConnection {
             try runUncached(kind.beginSQL)
         }
         statementSavepoints = kind != .readOnlySnapshot
-        defer { statementSavepoints = false }
+        isInTransactionBody = true
+        defer {
+            statementSavepoints = false
+            isInTransactionBody = false
+        }
         let result: T
         do {
             result = try body(PostgresExecutor(connection: self))
