@@ -9,9 +9,14 @@ struct PostgresTests {
     @Test func connectsToTheDatabaseNamedInTheURL() async throws {
         let url = try TestPostgres.shared().createDatabase()
         let name = try #require(url.split(separator: "/").last?.split(separator: "?").first.map(String.init))
-        let database = try PostgresDatabase(url: url, connectionCount: 1)
-        let current = try await database.read { try $0.queryOne("SELECT current_database() AS name")?.string("name") }
-        #expect(current == name)
+        // Settings in the URL apply, except the client encoding, which stays UTF-8.
+        let database = try PostgresDatabase(url: url + "&application_name=node-7&client_encoding=LATIN1", connectionCount: 1)
+        let settings = try await database.read {
+            try $0.queryOne("SELECT current_database() AS name, current_setting('application_name') AS app, current_setting('client_encoding') AS encoding")
+        }
+        #expect(settings?["name"] == .text(name))
+        #expect(settings?["app"] == .text("node-7"))
+        #expect(settings?["encoding"] == .text("UTF8"))
         await database.close()
     }
 

@@ -65,9 +65,12 @@ final class PostgresConnection {
             self.handle = nil
         }
         prepared.removeAll()
-        // Later keywords override earlier ones, so a connect_timeout in the URL wins over ours.
-        let keywords = ["connect_timeout", "client_encoding", "application_name", "dbname"]
-        let values = ["\(Self.defaultConnectTimeoutSeconds)", "UTF8", "herald", url]
+        // Later keywords override earlier ones: settings in the URL win over the defaults before
+        // it, but not over client_encoding after it (values are decoded as UTF-8).
+        // Keepalives notice a silently dropped peer (a failed-over database) within about a minute.
+        let keywords = ["connect_timeout", "keepalives_idle", "keepalives_interval", "keepalives_count",
+                        "application_name", "dbname", "client_encoding"]
+        let values = ["\(Self.defaultConnectTimeoutSeconds)", "30", "10", "3", "herald", url, "UTF8"]
         let connection = withCStringArray(keywords) { keywordPointers in
             withCStringArray(values) { valuePointers in
                 PQconnectdbParams(keywordPointers, valuePointers, 1)
