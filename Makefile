@@ -1,6 +1,6 @@
 # Herald — build, run and test. Every package the project needs is installed from here.
 SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
-APT_PACKAGES := libssl-dev libsqlite3-dev libmicrohttpd-dev pkg-config openssl
+APT_PACKAGES := libssl-dev libsqlite3-dev libmicrohttpd-dev pkg-config openssl libpq-dev postgresql
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 .PHONY: deps build release run test bench clean fuzz fuzz-smoke test-sanitizers

@@ -1,4 +1,4 @@
-/// A store that runs SQL transactions: SQLite now (`SQLiteDatabase`), PostgreSQL later.
+/// A store that runs SQL transactions: SQLite (`SQLiteDatabase`) or PostgreSQL (`PostgresDatabase`).
 ///
 /// Bodies are synchronous closures that run on a thread owned by the database, never on
 /// Swift's cooperative pool, so blocking database calls do not starve other tasks. A body
@@ -14,7 +14,7 @@
 ///
 /// SQL that must also run on PostgreSQL: `?` placeholders, `RETURNING`, `ON CONFLICT … DO
 /// UPDATE/NOTHING`, INTEGER/BIGINT for integers, times as Int64 unix seconds, booleans as
-/// INTEGER 0/1, bytes as BLOB. Each module owns its tables and registers its own
+/// INTEGER 0/1, bytes as BLOB (`PostgresDialect` lists the rewrites PostgreSQL gets). Each module owns its tables and registers its own
 /// `Migration`s (module name, versions 1, 2, …); the server passes all of them to `migrate`
 /// once at start.
 public protocol Database: Sendable {

@@ -32,23 +32,31 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure.
     public let code: Code
     /// The backend's (extended) result code; 0 when the error did not come from the backend.
+    /// PostgreSQL: the SQLSTATE packed as PostgreSQL's own `MAKE_SQLSTATE` does (see `sqlState`).
     public let resultCode: Int32
+    /// PostgreSQL's five-character SQLSTATE (e.g. "23505"); nil for SQLite and non-backend errors.
+    public let sqlState: String?
     /// The SQL statement that failed, if any. Never contains parameter values.
     public let sql: String?
     /// A human-readable explanation. Never contains parameter values.
     public let message: String
 
     /// Creates an error; `message` and `sql` must not contain secrets.
-    public init(code: Code, resultCode: Int32 = 0, sql: String? = nil, message: String) {
+    public init(code: Code, resultCode: Int32 = 0, sqlState: String? = nil, sql: String? = nil, message: String) {
         self.code = code
         self.resultCode = resultCode
+        self.sqlState = sqlState
         self.sql = sql
         self.message = message
     }
 
     public var description: String {
         var text = "StorageError(\(code)"
-        if resultCode != 0 { text += ", result code \(resultCode)" }
+        if let sqlState {
+            text += ", SQLSTATE \(sqlState)"
+        } else if resultCode != 0 {
+            text += ", result code \(resultCode)"
+        }
         text += "): \(message)"
         if let sql { text += " [SQL: \(sql)]" }
         return text

@@ -4,8 +4,9 @@ import Testing
 
 @Suite("Error mapping")
 struct ErrorMappingTests {
-    @Test func uniqueViolationIsMapped() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Backend.allCases)
+    func uniqueViolationIsMapped(backend: Backend) async throws {
+        try await withDatabase(backend) { database in
             try await database.write { executor in
                 try executor.execute("CREATE TABLE person (id INTEGER PRIMARY KEY, email TEXT NOT NULL UNIQUE)")
                 try executor.execute("INSERT INTO person (id, email) VALUES (1, 'a@example.com')")
@@ -14,12 +15,13 @@ struct ErrorMappingTests {
                 try await database.write { try $0.execute("INSERT INTO person (id, email) VALUES (2, 'a@example.com')") }
             }
             #expect(unique?.code == .uniqueViolation)
-            #expect(unique?.resultCode == 2067)  // SQLITE_CONSTRAINT_UNIQUE
+            #expect(backend == .postgres ? unique?.sqlState == "23505" : unique?.resultCode == 2067)  // SQLITE_CONSTRAINT_UNIQUE
         }
     }
 
-    @Test func primaryKeyViolationIsMappedToUnique() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Backend.allCases)
+    func primaryKeyViolationIsMappedToUnique(backend: Backend) async throws {
+        try await withDatabase(backend) { database in
             try await database.write { executor in
                 try executor.execute("CREATE TABLE pair (a TEXT, b TEXT, PRIMARY KEY (a, b))")
                 try executor.execute("INSERT INTO pair VALUES ('x', 'y')")
@@ -28,12 +30,13 @@ struct ErrorMappingTests {
                 try await database.write { try $0.execute("INSERT INTO pair VALUES ('x', 'y')") }
             }
             #expect(error?.code == .uniqueViolation)
-            #expect(error?.resultCode == 1555)  // SQLITE_CONSTRAINT_PRIMARYKEY
+            #expect(backend == .postgres ? error?.sqlState == "23505" : error?.resultCode == 1555)  // SQLITE_CONSTRAINT_PRIMARYKEY
         }
     }
 
-    @Test func foreignKeysAreEnforced() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Backend.allCases)
+    func foreignKeysAreEnforced(backend: Backend) async throws {
+        try await withDatabase(backend) { database in
             try await database.write { executor in
                 try executor.execute("CREATE TABLE realm (id INTEGER PRIMARY KEY)")
                 try executor.execute("CREATE TABLE client (id INTEGER PRIMARY KEY, realm_id INTEGER NOT NULL REFERENCES realm (id))")
@@ -44,7 +47,7 @@ struct ErrorMappingTests {
                 try await database.write { try $0.execute("INSERT INTO client (realm_id) VALUES (?)", 99) }
             }
             #expect(insert?.code == .foreignKeyViolation)
-            #expect(insert?.resultCode == 787)  // SQLITE_CONSTRAINT_FOREIGNKEY
+            #expect(backend == .postgres ? insert?.sqlState == "23503" : insert?.resultCode == 787)  // SQLITE_CONSTRAINT_FOREIGNKEY
             let delete = await thrownStorageError {
                 try await database.write { try $0.execute("DELETE FROM realm WHERE id = 1") }
             }
@@ -52,8 +55,9 @@ struct ErrorMappingTests {
         }
     }
 
-    @Test func otherConstraintsAreMappedToConstraint() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Backend.allCases)
+    func otherConstraintsAreMappedToConstraint(backend: Backend) async throws {
+        try await withDatabase(backend) { database in
             try await database.write { try $0.execute("CREATE TABLE item (name TEXT NOT NULL CHECK (length(name) > 1))") }
             let notNull = await thrownStorageError {
                 try await database.write { try $0.execute("INSERT INTO item (name) VALUES (?)", nil) }
@@ -66,8 +70,9 @@ struct ErrorMappingTests {
         }
     }
 
-    @Test func strictTableTypeErrorIsATypeMismatch() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Backend.allCases)
+    func strictTableTypeErrorIsATypeMismatch(backend: Backend) async throws {
+        try await withDatabase(backend) { database in
             try await database.write { try $0.execute("CREATE TABLE counter (n INTEGER NOT NULL) STRICT") }
             let error = await thrownStorageError {
                 try await database.write { try $0.execute("INSERT INTO counter (n) VALUES (?)", "not a number") }
@@ -76,11 +81,12 @@ struct ErrorMappingTests {
         }
     }
 
-    @Test func errorsCarrySQLAndCodeButNeverParameterValues() async throws {
+    @Test(arguments: Backend.allCases)
+    func errorsCarrySQLAndCodeButNeverParameterValues(backend: Backend) async throws {
         let secret = "refresh-token-hash-5f2b9c1e77d04a"
         let secretBytes: [UInt8] = Array("super-secret-key-material".utf8)
         let insert = "INSERT INTO token (hash, sealed) VALUES (?, ?)"
-        try await withDatabase { database in
+        try await withDatabase(backend) { database in
             try await database.write { executor in
                 try executor.execute("CREATE TABLE token (id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, sealed BLOB NOT NULL)")
                 try executor.execute(insert, .text(secret), .blob(secretBytes))
@@ -89,7 +95,7 @@ struct ErrorMappingTests {
                 try await database.write { try $0.execute(insert, .text(secret), .blob(secretBytes)) }
             })
             #expect(error.code == .uniqueViolation)
-            #expect(error.resultCode == 2067)
+            #expect(backend == .postgres ? error.sqlState == "23505" : error.resultCode == 2067)
             #expect(error.sql == insert)
             let everything = [error.description, error.message, error.sql ?? "", String(reflecting: error)]
             for text in everything {
@@ -97,7 +103,7 @@ struct ErrorMappingTests {
                 #expect(!text.contains("super-secret"))
             }
             #expect(error.description.contains(insert))
-            #expect(error.description.contains("2067"))
+            #expect(error.description.contains(backend == .postgres ? "23505" : "2067"))
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Storage
+import HeraldTestSupport
 
 @Suite("Migrations")
 struct MigrationTests {
@@ -17,29 +18,47 @@ struct MigrationTests {
         "CREATE TABLE signing_key (kid TEXT PRIMARY KEY, realm_id INTEGER NOT NULL REFERENCES realm (id))",
     ])
 
-    private func open(_ directory: TemporaryDirectory) throws -> SQLiteDatabase {
-        try SQLiteDatabase(path: directory.path("migrate.db"), now: { Self.pinnedNow })
+    /// One database that can be opened again (a SQLite file, or a PostgreSQL database).
+    private struct Target {
+        let backend: Backend
+        let directory: TemporaryDirectory?
+        let url: String?
+
+        init(_ backend: Backend) throws {
+            self.backend = backend
+            directory = backend == .sqlite ? try TemporaryDirectory() : nil
+            url = backend == .postgres ? try TestPostgres.shared().createDatabase() : nil
+        }
+
+        func open(now: Date = MigrationTests.pinnedNow) throws -> any Database {
+            if let url { return try PostgresDatabase(url: url, connectionCount: 2, now: { now }) }
+            return try SQLiteDatabase(path: directory!.path("migrate.db"), now: { now })
+        }
     }
 
-    private func recorded(_ database: SQLiteDatabase) async throws -> [String] {
-        try await database.read { executor in
-            try executor.query("SELECT module, version, name, applied_at FROM schema_migrations ORDER BY rowid").map {
+    private func recorded(_ database: any Database) async throws -> [String] {
+        // Insertion order: rowid on SQLite, ctid on PostgreSQL (a fresh table, rows never updated).
+        let order = database is PostgresDatabase ? "ctid" : "rowid"
+        return try await database.read { executor in
+            try executor.query("SELECT module, version, name, applied_at FROM schema_migrations ORDER BY \(order)").map {
                 "\(try $0.string("module")) \(try $0.int("version")) \(try $0.string("name")) \(try $0.int("applied_at"))"
             }
         }
     }
 
-    private func realmCount(_ database: SQLiteDatabase) async throws -> Int64? {
+    private func realmCount(_ database: any Database) async throws -> Int64? {
         try await database.read { try $0.queryOne("SELECT count(*) AS c FROM realm")?.int("c") }
     }
 
-    private func tableExists(_ name: String, in database: SQLiteDatabase) async throws -> Bool {
-        try await database.read { try !$0.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", .text(name)).isEmpty }
+    private func tableExists(_ name: String, in database: any Database) async throws -> Bool {
+        let backend: Backend = database is PostgresDatabase ? .postgres : .sqlite
+        return try await database.read { try StorageTests.tableExists(name, in: $0, backend: backend) }
     }
 
-    @Test func appliesInModuleRegistrationOrderThenVersionAndRecordsEach() async throws {
-        let directory = try TemporaryDirectory()
-        let database = try open(directory)
+    @Test(arguments: Backend.allCases)
+    func appliesInModuleRegistrationOrderThenVersionAndRecordsEach(backend: Backend) async throws {
+        let target = try Target(backend)
+        let database = try target.open()
         try await database.migrate([realms1, tokens1, realms2])
         #expect(try await recorded(database) == [
             "realms 1 create realm 1700000000",
@@ -52,37 +71,40 @@ struct MigrationTests {
         await database.close()
     }
 
-    @Test func migratingAgainAndAfterReopenIsANoOp() async throws {
-        let directory = try TemporaryDirectory()
-        let first = try open(directory)
+    @Test(arguments: Backend.allCases)
+    func migratingAgainAndAfterReopenIsANoOp(backend: Backend) async throws {
+        let target = try Target(backend)
+        let first = try target.open()
         try await first.migrate([realms1, realms2])
         try await first.migrate([realms1, realms2])
         let recordedFirst = try await recorded(first)
         await first.close()
 
-        let second = try SQLiteDatabase(path: directory.path("migrate.db"), now: { Date(timeIntervalSince1970: 1_800_000_000) })
+        let second = try target.open(now: Date(timeIntervalSince1970: 1_800_000_000))
         try await second.migrate([realms1, realms2])
         #expect(try await recorded(second) == recordedFirst)
         #expect(try await realmCount(second) == 1)  // realms v1's INSERT ran exactly once
         await second.close()
     }
 
-    @Test func newMigrationsApplyOnTopOfRecordedOnes() async throws {
-        let directory = try TemporaryDirectory()
-        let first = try open(directory)
+    @Test(arguments: Backend.allCases)
+    func newMigrationsApplyOnTopOfRecordedOnes(backend: Backend) async throws {
+        let target = try Target(backend)
+        let first = try target.open()
         try await first.migrate([realms1])
         await first.close()
 
-        let second = try open(directory)
+        let second = try target.open()
         try await second.migrate([realms1, realms2, tokens1])
         #expect(try await recorded(second).count == 3)
         #expect(try await realmCount(second) == 1)
         await second.close()
     }
 
-    @Test func recordedNameDifferentFromRegisteredIsAnError() async throws {
-        let directory = try TemporaryDirectory()
-        let database = try open(directory)
+    @Test(arguments: Backend.allCases)
+    func recordedNameDifferentFromRegisteredIsAnError(backend: Backend) async throws {
+        let target = try Target(backend)
+        let database = try target.open()
         try await database.migrate([realms1])
         let renamed = Migration(module: "realms", version: 1, name: "create realms table", statements: realms1.statements)
         let error = await thrownStorageError { try await database.migrate([renamed, realms2]) }
@@ -100,18 +122,25 @@ struct MigrationTests {
         [-1],
     ])
     func invalidVersionsAreRejected(versions: [Int]) async throws {
-        let directory = try TemporaryDirectory()
-        let database = try open(directory)
-        let migrations = versions.map { Migration(module: "realms", version: $0, name: "v\($0)", statements: ["CREATE TABLE t\(abs($0)) (x)"]) }
+        for backend in Backend.allCases {
+            try await invalidVersionsAreRejected(backend: backend, versions: versions)
+        }
+    }
+
+    private func invalidVersionsAreRejected(backend: Backend, versions: [Int]) async throws {
+        let target = try Target(backend)
+        let database = try target.open()
+        let migrations = versions.map { Migration(module: "realms", version: $0, name: "v\($0)", statements: ["CREATE TABLE t\(abs($0)) (x INTEGER)"]) }
         let error = await thrownStorageError { try await database.migrate(migrations) }
         #expect(error?.code == .migration)
         #expect(try await !tableExists("schema_migrations", in: database))
         await database.close()
     }
 
-    @Test func migrationWithoutStatementsIsRejected() async throws {
-        let directory = try TemporaryDirectory()
-        let database = try open(directory)
+    @Test(arguments: Backend.allCases)
+    func migrationWithoutStatementsIsRejected(backend: Backend) async throws {
+        let target = try Target(backend)
+        let database = try target.open()
         let error = await thrownStorageError {
             try await database.migrate([Migration(module: "realms", version: 1, name: "empty", statements: [])])
         }
@@ -119,11 +148,12 @@ struct MigrationTests {
         await database.close()
     }
 
-    @Test func failingMigrationRollsBackAndStopsLaterOnes() async throws {
-        let directory = try TemporaryDirectory()
-        let database = try open(directory)
+    @Test(arguments: Backend.allCases)
+    func failingMigrationRollsBackAndStopsLaterOnes(backend: Backend) async throws {
+        let target = try Target(backend)
+        let database = try target.open()
         let broken = Migration(module: "realms", version: 2, name: "broken", statements: [
-            "CREATE TABLE half_done (x)",
+            "CREATE TABLE half_done (x INTEGER)",
             "INSERT INTO no_such_table VALUES (1)",
         ])
         let error = await thrownStorageError { try await database.migrate([realms1, broken, tokens1]) }
@@ -136,9 +166,10 @@ struct MigrationTests {
         await database.close()
     }
 
-    @Test func recordedVersionUnknownToThisBuildIsAnError() async throws {
-        let directory = try TemporaryDirectory()
-        let database = try open(directory)
+    @Test(arguments: Backend.allCases)
+    func recordedVersionUnknownToThisBuildIsAnError(backend: Backend) async throws {
+        let target = try Target(backend)
+        let database = try target.open()
         try await database.migrate([realms1, realms2])
         let error = await thrownStorageError { try await database.migrate([realms1]) }
         #expect(error?.code == .migration)
@@ -146,9 +177,10 @@ struct MigrationTests {
         await database.close()
     }
 
-    @Test func versionInsertedBelowAnAppliedOneIsAnError() async throws {
-        let directory = try TemporaryDirectory()
-        let database = try open(directory)
+    @Test(arguments: Backend.allCases)
+    func versionInsertedBelowAnAppliedOneIsAnError(backend: Backend) async throws {
+        let target = try Target(backend)
+        let database = try target.open()
         let realms3 = Migration(module: "realms", version: 3, name: "add realm icon", statements: ["ALTER TABLE realm ADD COLUMN icon TEXT"])
         try await database.migrate([realms1, realms3])
         let error = await thrownStorageError { try await database.migrate([realms1, realms2, realms3]) }
@@ -157,9 +189,10 @@ struct MigrationTests {
         await database.close()
     }
 
-    @Test func otherModulesRecordsDoNotDisturbAPartialMigration() async throws {
-        let directory = try TemporaryDirectory()
-        let database = try open(directory)
+    @Test(arguments: Backend.allCases)
+    func otherModulesRecordsDoNotDisturbAPartialMigration(backend: Backend) async throws {
+        let target = try Target(backend)
+        let database = try target.open()
         try await database.migrate([realms1, tokens1])
         // A test or tool that only registers one module must not trip over the other's records.
         try await database.migrate([realms1, realms2])

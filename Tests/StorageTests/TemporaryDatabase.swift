@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Storage
+import HeraldTestSupport
 
 /// A fresh directory under the system temp dir, removed when the value goes away.
 final class TemporaryDirectory: Sendable {
@@ -58,4 +59,45 @@ func thrownStorageError<R>(
     _ body: () async throws -> R
 ) async -> StorageError? {
     await #expect(throws: StorageError.self, sourceLocation: sourceLocation) { _ = try await body() }
+}
+
+/// The backends the backend-agnostic suites run against.
+enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+}
+
+/// Runs `body` with a fresh, empty database of `backend`: a SQLite file in a temp directory, or
+/// a new database in the shared test PostgreSQL cluster. Closes it afterwards.
+func withDatabase(
+    _ backend: Backend,
+    readerCount: Int = 2,
+    _ body: (any Database) async throws -> Void
+) async throws {
+    switch backend {
+    case .sqlite:
+        try await withDatabase(readerCount: readerCount) { try await body($0) }
+    case .postgres:
+        let url = try TestPostgres.shared().createDatabase()
+        let database = try PostgresDatabase(url: url, connectionCount: max(readerCount, 2) + 1)
+        do {
+            try await body(database)
+        } catch {
+            await database.close()
+            throw error
+        }
+        await database.close()
+    }
+}
+
+/// Whether a table exists, asked the way each backend can answer.
+func tableExists(_ name: String, in executor: any SQLExecutor, backend: Backend) throws -> Bool {
+    switch backend {
+    case .sqlite:
+        return try !executor.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", .text(name)).isEmpty
+    case .postgres:
+        return try !executor.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?", .text(name)).isEmpty
+    }
 }

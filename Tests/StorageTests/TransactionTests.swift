@@ -4,12 +4,13 @@ import Testing
 
 @Suite("Transactions")
 struct TransactionTests {
-    private func count(_ table: String, in database: SQLiteDatabase) async throws -> Int64? {
+    private func count(_ table: String, in database: any Database) async throws -> Int64? {
         try await database.read { try $0.queryOne("SELECT count(*) AS c FROM \(table)")?.int("c") }
     }
 
-    @Test func writeCommitsWhenTheBodyReturns() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Backend.allCases)
+    func writeCommitsWhenTheBodyReturns(backend: Backend) async throws {
+        try await withDatabase(backend) { database in
             try await database.write { executor in
                 try executor.execute("CREATE TABLE event (v INTEGER)")
                 try executor.execute("INSERT INTO event (v) VALUES (1), (2)")
@@ -18,8 +19,9 @@ struct TransactionTests {
         }
     }
 
-    @Test func throwingBodyRollsBackEverythingAndRethrowsTheSameError() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Backend.allCases)
+    func throwingBodyRollsBackEverythingAndRethrowsTheSameError(backend: Backend) async throws {
+        try await withDatabase(backend) { database in
             try await database.write { try $0.execute("CREATE TABLE event (v INTEGER)") }
             let marker = MarkerError(id: UUID())
             await #expect(throws: marker) {
@@ -31,16 +33,17 @@ struct TransactionTests {
                 }
             }
             #expect(try await count("event", in: database) == 0)
-            let sideTable = try await database.read { try $0.query("SELECT name FROM sqlite_master WHERE name = 'side'") }
-            #expect(sideTable.isEmpty)
+            let sideExists = try await database.read { try tableExists("side", in: $0, backend: backend) }
+            #expect(!sideExists)
             // The writer is usable again after the rollback.
             try await database.write { try $0.execute("INSERT INTO event (v) VALUES (3)") }
             #expect(try await count("event", in: database) == 1)
         }
     }
 
-    @Test func storageErrorFromBodyIsRethrownUnchangedAfterRollback() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Backend.allCases)
+    func storageErrorFromBodyIsRethrownUnchangedAfterRollback(backend: Backend) async throws {
+        try await withDatabase(backend) { database in
             try await database.write { executor in
                 try executor.execute("CREATE TABLE person (email TEXT PRIMARY KEY)")
                 try executor.execute("INSERT INTO person (email) VALUES ('a@example.com')")
@@ -57,8 +60,9 @@ struct TransactionTests {
         }
     }
 
-    @Test func readThrowingRethrowsTheSameError() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Backend.allCases)
+    func readThrowingRethrowsTheSameError(backend: Backend) async throws {
+        try await withDatabase(backend) { database in
             let marker = MarkerError(id: UUID())
             await #expect(throws: marker) {
                 _ = try await database.read { _ -> Int in throw marker }
@@ -67,30 +71,37 @@ struct TransactionTests {
         }
     }
 
-    @Test func bodyEndingTheTransactionItselfIsAnError() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Backend.allCases)
+    func bodyEndingTheTransactionItselfIsAnError(backend: Backend) async throws {
+        try await withDatabase(backend) { database in
             let error = await thrownStorageError {
                 try await database.write { try $0.execute("COMMIT") }
             }
             #expect(error?.code == .other)
             // The writer still works afterwards.
-            try await database.write { try $0.execute("CREATE TABLE ok (v)") }
+            try await database.write { try $0.execute("CREATE TABLE ok (v INTEGER)") }
         }
     }
 
-    @Test func readCannotWrite() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Backend.allCases)
+    func readCannotWrite(backend: Backend) async throws {
+        try await withDatabase(backend) { database in
             try await database.write { try $0.execute("CREATE TABLE event (v INTEGER)") }
             let error = await thrownStorageError {
                 _ = try await database.read { try $0.execute("INSERT INTO event (v) VALUES (1)") }
             }
-            #expect(error.map { $0.resultCode & 0xFF } == 8)  // SQLITE_READONLY
+            #expect(error?.code == .io)
+            switch backend {
+            case .sqlite: #expect(error.map { $0.resultCode & 0xFF } == 8)  // SQLITE_READONLY
+            case .postgres: #expect(error?.sqlState == "25006")            // read_only_sql_transaction
+            }
             #expect(try await count("event", in: database) == 0)
         }
     }
 
-    @Test func readSeesOneSnapshotEvenWhenAWriteCommitsMeanwhile() async throws {
-        try await withDatabase { database in
+    @Test(arguments: Backend.allCases)
+    func readSeesOneSnapshotEvenWhenAWriteCommitsMeanwhile(backend: Backend) async throws {
+        try await withDatabase(backend) { database in
             try await database.write { executor in
                 try executor.execute("CREATE TABLE event (v INTEGER)")
                 try executor.execute("INSERT INTO event (v) VALUES (1)")

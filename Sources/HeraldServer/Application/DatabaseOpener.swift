@@ -21,8 +21,13 @@ enum DatabaseOpener {
             } catch {
                 throw ConfigurationError("cannot open the SQLite database \(path): \(error.message)")
             }
-        case .postgres:
-            throw ConfigurationError("PostgreSQL is not supported by this build yet; use sqlite:PATH")
+        case .postgres(let url):
+            do {
+                return try PostgresDatabase(url: url)
+            } catch {
+                // The message comes from libpq (host, port, reason), never the password.
+                throw ConfigurationError("cannot open the PostgreSQL database \(location): \(error.message)")
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
 /// The validated, ordered list of migrations, and how to apply one on any `SQLExecutor`.
 ///
-/// Backend-neutral: the SQLite and (later) PostgreSQL databases both run each step inside
-/// their own write transaction, so a concurrent migrator in another process is harmless.
+/// Backend-neutral: the SQLite and PostgreSQL databases both run each step inside their own
+/// write transaction (PostgreSQL also takes an advisory lock), so a concurrent migrator in
+/// another process is harmless.
 struct MigrationPlan: Sendable {
     /// Migrations in (module registration order, version) order.
     let steps: [Migration]
@@ -87,7 +88,7 @@ struct MigrationPlan: Sendable {
                 try executor.execute(statement, [])
             } catch {
                 // Keep the backend's code and SQL, but say which migration failed.
-                throw StorageError(code: .migration, resultCode: error.resultCode, sql: error.sql,
+                throw StorageError(code: .migration, resultCode: error.resultCode, sqlState: error.sqlState, sql: error.sql,
                                    message: "migration \(migration.module) v\(migration.version) '\(migration.name)' failed: \(error.message)")
             }
         }

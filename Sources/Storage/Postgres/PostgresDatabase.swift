@@ -1,0 +1,135 @@
+import Foundation
+
+/// The PostgreSQL implementation of `Database`, for several Herald nodes sharing one database.
+///
+/// Concurrency model:
+/// - **A bounded pool** (`connectionCount`, default 4) serves reads and writes alike; each
+///   connection lives on its own serial `DispatchQueue`, so blocking libpq calls never occupy
+///   one of Swift's cooperative threads, and callers beyond the pool wait suspended.
+/// - **Writes** run in `SERIALIZABLE` transactions by default. The modules were written for
+///   SQLite's single writer, where a body's read-then-write cannot interleave with another
+///   writer; SERIALIZABLE keeps that guarantee across nodes. PostgreSQL resolves conflicts by
+///   failing one transaction with 40001 (or a deadlock with 40P01): write bodies are pure
+///   database work, so the whole body is retried, up to `maxWriteAttempts` times in all, and
+///   the last `.busy` error is thrown if every attempt conflicts. `.readCommitted` is
+///   available for deployments whose bodies are all written as single conditional statements
+///   (`UPDATE … WHERE …`, `INSERT … ON CONFLICT`).
+/// - **Reads** run in `REPEATABLE READ READ ONLY` transactions: one snapshot per body, like a
+///   SQLite WAL read; a write inside fails with `.io` (as SQLite's read-only readers do).
+/// - **Migrations** run each step in its own READ COMMITTED transaction that first takes a
+///   transaction-scoped advisory lock, so nodes starting together apply each step once.
+/// - **Reconnects.** A connection that broke (database restart, network) fails the call that
+///   finds it with `.io` and is re-opened on its next use.
+///
+/// SQL is translated from the modules' SQLite-flavoured dialect by `PostgresDialect`.
+public final class PostgresDatabase: Database {
+    /// The isolation level of write transactions.
+    public enum WriteIsolation: Sendable {
+        /// Transactions behave as if run one at a time; conflicts are retried.
+        case serializable
+        /// Each statement sees what committed before it; conflicts on 40P01 are still retried.
+        case readCommitted
+    }
+
+    /// Key of the advisory lock that serializes migrations across nodes ("herald" in ASCII).
+    static let migrationLockKey: Int64 = 0x68_65_72_61_6C_64
+    /// How many times a write body runs at most when it keeps hitting serialization failures.
+    public static let maxWriteAttempts = 3
+
+    /// The location, with the password masked: safe to log.
+    public let location: String
+    private let pool: PostgresPool
+    private let writeIsolation: WriteIsolation
+    private let now: @Sendable () -> Date
+
+    /// Connects `connectionCount` connections to `url` (`postgres://user:password@host:port/db?sslmode=…`).
+    /// Fails with `.io` when the server cannot be reached.
+    public init(url: String, connectionCount: Int = 4, writeIsolation: WriteIsolation = .serializable,
+                now: @escaping @Sendable () -> Date = { Date() }) throws(StorageError) {
+        guard connectionCount >= 1 else {
+            throw StorageError(code: .unsupported, message: "connectionCount must be at least 1 (got \(connectionCount))")
+        }
+        var connections: [PostgresConnection] = []
+        for _ in 0..<connectionCount {
+            connections.append(try PostgresConnection(url: url))
+        }
+        self.location = DatabaseLocation.postgres(url: url).description
+        self.pool = PostgresPool(connections)
+        self.writeIsolation = writeIsolation
+        self.now = now
+    }
+
+    /// Runs body in a read-only snapshot transaction (REPEATABLE READ), off the Swift concurrency pool.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        try await pool.withConnection { connection in
+            try connection.transaction(.readOnlySnapshot, body)
+        }
+    }
+
+    /// Runs body in one write transaction (SERIALIZABLE by default); commits when body returns,
+    /// rolls back when it throws (the error is rethrown unchanged). A body that fails with a
+    /// serialization failure or deadlock is run again, up to `maxWriteAttempts` times in all.
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        let kind: PostgresConnection.TransactionKind = writeIsolation == .serializable ? .serializable : .readCommitted
+        return try await write(kind, body)
+    }
+
+    private func write<T: Sendable>(_ kind: PostgresConnection.TransactionKind,
+                                    _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        try await pool.withConnection { connection in
+            var attempt = 1
+            while true {
+                do {
+                    return try connection.transaction(kind, body)
+                } catch let error as StorageError where Self.isRetryable(error) && attempt < Self.maxWriteAttempts {
+                    // A short random pause on this connection's thread (never the cooperative
+                    // pool) so conflicting nodes do not collide again in lockstep.
+                    usleep(UInt32.random(in: 500...2_000) * UInt32(attempt))
+                    attempt += 1
+                }
+            }
+        }
+    }
+
+    /// Serialization failures and deadlocks: the transaction was rolled back and may simply run again.
+    static func isRetryable(_ error: StorageError) -> Bool {
+        error.sqlState == "40001" || error.sqlState == "40P01"
+    }
+
+    /// Applies the migrations not yet recorded, in (module registration order, version) order,
+    /// each in its own transaction holding the migration advisory lock.
+    public func migrate(_ migrations: [Migration]) async throws {
+        let plan = try MigrationPlan(migrations)
+        let lockKey = Self.migrationLockKey
+        // READ COMMITTED, so statements after the lock see what a node that held it before committed.
+        try await write(.readCommitted) { executor in
+            _ = try executor.query("SELECT pg_advisory_xact_lock(?)", [.integer(lockKey)])
+            try executor.execute(MigrationPlan.createTableSQL, [])
+            try plan.checkNoUnknownVersions(in: executor)
+        }
+        for step in plan.steps {
+            let appliedAt = Int64(now().timeIntervalSince1970)
+            _ = try await write(.readCommitted) { executor in
+                _ = try executor.query("SELECT pg_advisory_xact_lock(?)", [.integer(lockKey)])
+                return try MigrationPlan.apply(step, on: executor, appliedAt: appliedAt)
+            }
+        }
+    }
+
+    /// True when a pooled connection answers `SELECT 1` (re-connecting with a 2 s connect timeout if needed).
+    public func isReachable() async -> Bool {
+        do {
+            let rows = try await read { try $0.query("SELECT 1 AS one", []) }
+            return rows.first?["one"] == .integer(1)
+        } catch {
+            return false
+        }
+    }
+
+    /// Lets running work finish, fails waiting callers, then closes every connection.
+    /// Later calls throw; a second close does nothing.
+    public func close() async {
+        await pool.close()
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import Synchronization
+
+/// A throwaway PostgreSQL cluster for tests: `initdb` into a temporary folder, a server on a
+/// free loopback port (its unix socket in the same folder), removed when stopped.
+///
+/// Use `TestPostgres.shared()` (started lazily once per test process, stopped at process exit)
+/// and `createDatabase()` for a fresh database per test; tests that stop and restart the server
+/// start their own cluster with `init()` and call `stop()`.
+///
+/// Runs as root in CI: the cluster then belongs to the `postgres` system user (the Debian
+/// package creates it) and every pg command runs through `runuser -u postgres --`. A watchdog
+/// shell stops the server when the test process disappears, even if it crashed.
+public final class TestPostgres: Sendable {
+    /// Where Debian's `postgresql` package puts the server binaries.
+    public static let binDirectory: String = {
+        let base = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []
+        let newest = versions.compactMap(Int.init).max().map(String.init) ?? "15"
+        return "\(base)/\(newest)/bin"
+    }()
+
+    /// The superuser created by initdb (no password: trust authentication on loopback only).
+    public static let user = "herald"
+
+    /// The cluster's folder (data directory and socket inside).
+    public let folder: String
+    /// The loopback port the server listens on.
+    public let port: Int
+    private let databaseCounter = Atomic<Int>(0)
+
+    private static let sharedInstance = Mutex<Result<TestPostgres, TestPostgresError>?>(nil)
+
+    /// The process-wide cluster, started on first use and stopped at process exit.
+    public static func shared() throws -> TestPostgres {
+        try sharedInstance.withLock { instance in
+            if let instance { return try instance.get() }
+            let result = Result { () throws(TestPostgresError) -> TestPostgres in try TestPostgres() }
+            instance = result
+            if case .success = result {
+                atexit { TestPostgres.stopShared() }
+            }
+            return try result.get()
+        }
+    }
+
+    private static func stopShared() {
+        sharedInstance.withLock { instance in
+            if case .success(let cluster) = instance { cluster.stop() }
+            instance = nil
+        }
+    }
+
+    /// Creates and starts a new cluster; `stop()` removes it.
+    public init() throws(TestPostgresError) {
+        guard FileManager.default.isExecutableFile(atPath: Self.binDirectory + "/initdb") else {
+            throw TestPostgresError("PostgreSQL server binaries not found in \(Self.binDirectory) (install the postgresql package: make deps)")
+        }
+        folder = NSTemporaryDirectory() + "herald-pg-" + UUID().uuidString.prefix(8)
+        port = try Self.freePort()
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw TestPostgresError("cannot create \(folder)")
+        }
+        if Self.runsAsRoot {
+            try Self.run("/bin/chown", ["postgres:postgres", folder], asPostgres: false)
+        }
+        try Self.run(Self.binDirectory + "/initdb",
+                     ["-D", dataDirectory, "-U", Self.user, "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"])
+        try start()
+        try startWatchdog()
+    }
+
+    private var dataDirectory: String { folder + "/data" }
+
+    /// A connection URL for `database`.
+    public func url(database: String) -> String {
+        "postgres://\(Self.user)@127.0.0.1:\(port)/\(database)?connect_timeout=2"
+    }
+
+    /// Creates a fresh, empty database and returns its URL.
+    public func createDatabase() throws(TestPostgresError) -> String {
+        let name = "t\(databaseCounter.add(1, ordering: .relaxed).newValue)_\(UUID().uuidString.prefix(8).lowercased())"
+        try Self.run(Self.binDirectory + "/psql",
+                     ["-h", "127.0.0.1", "-p", "\(port)", "-U", Self.user, "-d", "postgres", "-q", "-v", "ON_ERROR_STOP=1",
+                      "-c", "CREATE DATABASE \(name)"])
+        return url(database: name)
+    }
+
+    /// Starts the server (again, after `stopServer()`), waiting until it accepts connections.
+    public func start() throws(TestPostgresError) {
+        let options = "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+        try Self.run(Self.binDirectory + "/pg_ctl",
+                     ["-D", dataDirectory, "-l", folder + "/server.log", "-o", options, "-w", "-t", "60", "start"])
+    }
+
+    /// Stops the server (fast shutdown: open connections are dropped), keeping the cluster.
+    public func stopServer() throws(TestPostgresError) {
+        try Self.run(Self.binDirectory + "/pg_ctl", ["-D", dataDirectory, "-m", "fast", "-w", "stop"])
+    }
+
+    /// Stops the server and removes the cluster's folder.
+    public func stop() {
+        try? Self.run(Self.binDirectory + "/pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"])
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Stops the server when this process is gone (checked once a second through /proc, which
+    /// also works when the watchdog runs as another user).
+    private func startWatchdog() throws(TestPostgresError) {
+        let parent = ProcessInfo.processInfo.processIdentifier
+        let script = "while [ -d /proc/\(parent) ]; do sleep 1; done; \(Self.runsAsRoot ? "/usr/sbin/runuser -u postgres -- " : "")\(Self.binDirectory)/pg_ctl -D \(dataDirectory) -m immediate stop >/dev/null 2>&1; rm -rf \(folder)"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ["/usr/bin/setsid", "/bin/sh", "-c", script]
+        var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
+        defer { cArguments.forEach { free($0) } }
+        cArguments.append(nil)
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ) == 0 else {
+            throw TestPostgresError("cannot start the watchdog")
+        }
+    }
+
+    private static let runsAsRoot = getuid() == 0
+
+    /// Runs a pg command (as the postgres user when this process is root) and waits for it.
+    ///
+    /// posix_spawn + waitpid rather than Foundation's `Process`: `pg_ctl start` leaves a server
+    /// behind that inherits the child's descriptors, and `Process` (like a pipe) only notices
+    /// the exit when every copy of its descriptor is closed, so it would wait forever. Output
+    /// goes to a file for the same reason.
+    private static func run(_ executable: String, _ arguments: [String], asPostgres: Bool = true) throws(TestPostgresError) {
+        let argv = (runsAsRoot && asPostgres) ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] + arguments : [executable] + arguments
+        let outputPath = NSTemporaryDirectory() + "herald-pg-output-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
+        defer { cArguments.forEach { free($0) } }
+        cArguments.append(nil)
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
+        guard spawned == 0 else {
+            throw TestPostgresError("cannot run \(argv[0]): error \(spawned)")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        // WIFEXITED/WEXITSTATUS are macros: exited normally when the low 7 bits are 0.
+        let exitedNormally = status & 0x7F == 0
+        let exitCode = (status >> 8) & 0xFF
+        guard exitedNormally, exitCode == 0 else {
+            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            throw TestPostgresError("\((executable as NSString).lastPathComponent) \(arguments.first ?? "") failed (status \(status)): \(text)")
+        }
+    }
+
+    /// A loopback port the kernel reports free right now.
+    private static func freePort() throws(TestPostgresError) -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestPostgresError("socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw TestPostgresError("bind() failed") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0 else { throw TestPostgresError("getsockname() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Why the test cluster could not be set up.
+public struct TestPostgresError: Error, Sendable, CustomStringConvertible {
+    /// What failed.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
