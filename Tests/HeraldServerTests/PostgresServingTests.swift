@@ -1,0 +1,39 @@
+import Foundation
+import HeraldTestSupport
+import JOSE
+import Storage
+import Testing
+@testable import HeraldServer
+
+/// The whole server on PostgreSQL: `HERALD_DATABASE=postgres://…` migrates every module and
+/// serves the admin API and public routes as on SQLite.
+@Suite struct PostgresServingTests {
+    @Test func serverMigratesAndServesOnPostgreSQL() async throws {
+        let postgres = try TestPostgres.shared()
+        let url = try postgres.createDatabase()
+        try await RunningHerald.with(configure: { configuration in
+            configuration.database = .postgres(url: url)
+            configuration.masterKey = MasterKey.generate().encoded
+        }) { herald in
+            #expect(try await herald.send("GET", "/readyz").status == 200)
+            try await herald.createRealm("pg-realm")
+            let duplicate = try await herald.admin("POST", "/api/admin/realms", json: .object(["id": "pg-realm"]))
+            #expect(duplicate.status == 409)
+            let keys = try await herald.send("GET", "/api/oauth/pg-realm/jwks.json")
+            #expect(keys.status == 200)
+            #expect(keys.json["keys"]?.arrayValue?.count == 1)
+        }
+    }
+
+    @Test func postgresWithoutMasterKeyIsRefused() async throws {
+        let postgres = try TestPostgres.shared()
+        let url = try postgres.createDatabase()
+        let configuration = try HeraldConfiguration.load(arguments: ["--database", url], environment: [:])
+        do {
+            _ = try await HeraldApplication.open(configuration: configuration, logger: Logger(level: .error, sink: { _ in }))
+            Issue.record("a PostgreSQL deployment without HERALD_MASTER_KEY must not start")
+        } catch let error as ConfigurationError {
+            #expect(error.message.contains("HERALD_MASTER_KEY"))
+        }
+    }
+}
