@@ -191,6 +191,15 @@ enum HostileCorpus {
             HostileCase("10 000 nested arrays in a field", json: "{\"clientId\":\(deep)}"),
             HostileCase("5 000 nested objects", json: deepObject),
             HostileCase("4 000 unknown keys", json: manyKeys),
+            // Well-typed but hostile strings reach the deepest checks (lookups, token parsing);
+            // some routes may accept them (revoke answers 200 for any token, RFC 7009 §2.2).
+            HostileCase("every field an SQL fragment", json: everyField("\"' OR '1'='1' --; DROP TABLE accounts\""), mustFail: false),
+            HostileCase("every field a path", json: everyField("\"../../../../etc/passwd\""), mustFail: false),
+            HostileCase("every field combining marks", json: everyField("\"" + String(repeating: "e\u{301}", count: 300) + "\""), mustFail: false),
+            HostileCase("every field RTL, BOM and noncharacters", json: everyField("\"\u{202E}\u{FEFF}\u{FFFF}\u{10FFFF}👩‍👩‍👧\""), mustFail: false),
+            HostileCase("every field JWT-shaped", json: everyField("\"eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.\""), mustFail: false),
+            HostileCase("form: every parameter hostile", form: HostileCorpus.fields.map { "\($0)=%27%20OR%201%3D1%20--%E2%80%AE" }
+                .joined(separator: "&"), mustFail: false),
             HostileCase("form: repeated parameters", form: "grant_type=refresh_token&grant_type=authorization_code&client_id=a&client_id=b"),
             HostileCase("form: bad percent escape", form: "grant_type=%ZZ&client_id=%"),
             HostileCase("form: NUL", form: "grant_type=authorization_code%00&client_id=acme-spa&token=%00"),
