@@ -59,7 +59,8 @@ struct HostileProbe: Sendable {
     /// A request with `Connection: close`; `contentLength: nil` leaves framing to `headers`.
     static func request(_ method: String, _ target: String, headers: [(String, String)], body: [UInt8],
                         contentLength: Bool = true) -> [UInt8] {
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        let host = headers.contains { $0.0.lowercased() == "host" } ? "" : "Host: 127.0.0.1\r\n"
+        var head = "\(method) \(target) HTTP/1.1\r\n\(host)Connection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if contentLength && (!body.isEmpty || ["POST", "PUT", "PATCH"].contains(method)) {
             head += "Content-Length: \(body.count)\r\n"
@@ -96,6 +97,8 @@ struct HostileCase: Sendable {
     var query: String?
     /// Replaces the route's own credentials.
     var authorization: String??
+    /// Text no response may contain (a hostile Host must not reach an issuer or a redirect).
+    var mustNotEcho: String?
 
     init(_ name: String, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.name = name
@@ -231,6 +234,11 @@ enum HostileCorpus {
             HostileCase("Authorization \(value.prefix(30))").with { $0.authorization = .some(value) }
         }
         cases += [
+            HostileCase("hostile Host", headers: [("Host", "evil.example")]).with { $0.mustNotEcho = "evil.example" },
+            HostileCase("hostile forwarding headers", headers: [("X-Forwarded-For", "1.2.3.4, ::1, garbage%00"),
+                                                              ("X-Forwarded-Host", "evil.example"), ("X-Forwarded-Proto", "gopher"),
+                                                              ("Forwarded", "for=\"[::1]\";host=evil.example")])
+                .with { $0.mustNotEcho = "evil.example" },
             HostileCase("X-Request-Id hostile", headers: [("X-Request-Id", "../../" + String(repeating: "é", count: 300))]),
             HostileCase("Content-Type text/plain", headers: [("Content-Type", "text/plain")], body: Array("{}".utf8))
                 .with { $0.mustFailOnBodyRoutes = true },

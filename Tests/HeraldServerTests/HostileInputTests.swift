@@ -61,10 +61,10 @@ struct HostileInputTests {
             queries.append("response_type=code&client_id=partner&redirect_uri=\(registered)&state=%FF&code_challenge_method=plain")
             queries.append("response_type=code&client_id=partner&redirect_uri=\(registered)&state=a&state=b")
             let allQueries = queries
+            let authorize = try setup.route("GET", "/api/oauth/:realm/authorize")
             let failures = try await offPool { () -> [String] in
                 allQueries.flatMap { query in
-                    setup.probe(HostileCase("authorize ?\(query.prefix(60))").with { $0.query = query },
-                                on: setup.route("GET", "/api/oauth/:realm/authorize"))
+                    setup.probe(HostileCase("authorize ?\(query.prefix(60))").with { $0.query = query }, on: authorize)
                 }
             }
             #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
@@ -162,8 +162,9 @@ struct HostileRouteSetup: Sendable {
         return target.template.hasSuffix("/session/logout") ? 1 : 0
     }
 
-    func route(_ method: String, _ template: String) -> Target {
-        try! target(method, template)
+    /// One route by method and template.
+    func route(_ method: String, _ template: String) throws -> Target {
+        try target(method, template)
     }
 
     private func target(_ method: String, _ template: String) throws -> Target {
@@ -267,6 +268,9 @@ struct HostileRouteSetup: Sendable {
             if !allowed { problems.append("redirect \(status) to \(location.prefix(120))") }
         }
         if status >= 400 { problems += checkErrorBody(response, hostile: hostile, target: target) }
+        if let forbidden = hostile.mustNotEcho, response.text.contains(forbidden) || (response.header("Location") ?? "").contains(forbidden) {
+            problems.append("the response reflects \(forbidden)")
+        }
         for secret in [RunningHerald.adminToken, backendSecret, accessToken, refreshToken, logoutAccessToken]
         where !secret.isEmpty && response.text.contains(secret) {
             problems.append("the response echoes a credential")
