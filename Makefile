@@ -30,7 +30,7 @@ run: release
 test: deps fuzz-smoke
 	$(SWIFT) build --build-tests
 	bash Tests/Interop/run.sh .build/debug/herald
-	$(SWIFT) test --skip-build
+	HERALD_BINARY=$(CURDIR)/.build/debug/herald $(SWIFT) test --skip-build
 
 ## bench: release-build benchmarks (see bench/README.md).
 bench: deps

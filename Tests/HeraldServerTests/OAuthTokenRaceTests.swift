@@ -12,7 +12,7 @@ struct OAuthTokenRaceTests {
             let fixture = try await OAuthFixture.make(herald)
             let code = try await fixture.code(accountID: try await fixture.account())
             let responses = try await withThrowingTaskGroup(of: TestHTTPClient.Response.self) { group in
-                for _ in 0..<8 { group.addTask { try await fixture.exchange(code) } }
+                for _ in 0..<20 { group.addTask { try await fixture.exchange(code) } }
                 var all: [TestHTTPClient.Response] = []
                 for try await response in group { all.append(response) }
                 return all
@@ -25,12 +25,23 @@ struct OAuthTokenRaceTests {
             for winner in winners {
                 let accessToken = try #require(winner.json["access_token"]?.stringValue)
                 #expect(try await fixture.userinfo(accessToken).status == 401)
+                let refreshToken = try #require(winner.json["refresh_token"]?.stringValue)
+                let refreshed = try await fixture.post("token", [("grant_type", "refresh_token"), ("refresh_token", refreshToken),
+                                                                 ("client_id", OAuthFixture.publicClient)])
+                #expect(refreshed.json["error"] == "invalid_grant")
             }
             let sessions = try await herald.application.context.database.read { db in
                 try db.query("SELECT revoked_at FROM sessions")
             }
             #expect(sessions.count <= 1)
             #expect(try sessions.allSatisfy { try $0.optionalInt("revoked_at") != nil })
+            let liveRefreshTokens = try await herald.application.context.database.read { db in
+                try db.queryOne("""
+                    SELECT COUNT(*) AS n FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+                    WHERE r.rotated_at IS NULL AND s.revoked_at IS NULL
+                    """)?.int("n")
+            }
+            #expect(liveRefreshTokens == 0)
         }
     }
 

@@ -36,9 +36,28 @@ struct SessionTests {
         try await NativeLoginFixture.with { fixture in
             let token = try await fixture.loginOK()["refreshToken"]?.stringValue ?? ""
             let results = await concurrently(20) { _ in try fixture.refreshBlocking(token) }
-            let statuses = try results.map { try $0.get().status }
+            let responses = try results.map { try $0.get() }
+            let statuses = responses.map(\.status)
             #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
             #expect(statuses.filter { $0 == 401 }.count == 19, "\(statuses)")
+            #expect(responses.filter { $0.status == 401 }.allSatisfy { $0.code == "token_revoked" })
+            // The losers presented a token the winner had just rotated: that is reuse, so the
+            // whole family is revoked, the winner's fresh tokens included (issue #7: consistent
+            // family, and no live refresh token left behind).
+            let winner = try #require(responses.first { $0.status == 200 })
+            #expect(try await fixture.refresh(winner.string("refreshToken")).code == "token_revoked")
+            #expect(try await fixture.me(winner.string("accessToken")).code == "token_revoked")
+            let state = try await fixture.herald.application.context.database.read { db in
+                (try db.query("SELECT revoke_reason FROM sessions").map { try $0.optionalString("revoke_reason") },
+                 try db.queryOne("SELECT COUNT(*) AS n FROM refresh_tokens")?.int("n"),
+                 try db.queryOne("""
+                     SELECT COUNT(*) AS n FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+                     WHERE r.rotated_at IS NULL AND s.revoked_at IS NULL
+                     """)?.int("n"))
+            }
+            #expect(state.0 == ["reuse"])
+            #expect(state.1 == 2, "the presented token and exactly one replacement")
+            #expect(state.2 == 0)
         }
     }
 

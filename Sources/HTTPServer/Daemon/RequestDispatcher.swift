@@ -101,6 +101,7 @@ final class RequestDispatcher: Sendable {
             return respondWithError(400, state, connection: connection)
         }
         state.segments = segments
+        guard Self.hasUnambiguousFraming(headers) else { return respondWithError(400, state, connection: connection) }
         if let declared = headers["Content-Length"] {
             // Refuse an announced oversize body before reading any of it.
             guard let length = Int(declared), length >= 0 else { return respondWithError(400, state, connection: connection) }
@@ -109,6 +110,19 @@ final class RequestDispatcher: Sendable {
         }
         state.phase = .receivingBody
         return .YES
+    }
+
+    /// Whether the body's length is announced one way only (RFC 9112 §6.1, §6.3): at most one
+    /// Content-Length, or Transfer-Encoding exactly `chunked` without a Content-Length. MHD
+    /// reads the first of two Content-Lengths and tolerates both headers at once; a proxy in
+    /// front may read the other, which is how requests are smuggled past it — so such a request
+    /// is refused, and an encoding MHD cannot decode (gzip) would leave it waiting for the end.
+    static func hasUnambiguousFraming(_ headers: HTTPHeaders) -> Bool {
+        let lengths = headers.values("Content-Length")
+        let encodings = headers.values("Transfer-Encoding")
+        if encodings.isEmpty { return lengths.count <= 1 }
+        return lengths.isEmpty && encodings.count == 1
+            && encodings[0].lowercased().filter { $0 != " " && $0 != "\t" } == "chunked"
     }
 
     private func finish(_ state: RequestState, connection: OpaquePointer) -> MHD_Result {
