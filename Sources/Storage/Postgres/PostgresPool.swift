@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// A bounded pool of PostgreSQL connections, each confined to its own serial `DispatchQueue`.
 ///
@@ -22,25 +21,16 @@ final class PostgresPool: Sendable {
         }
     }
 
-    private struct State {
-        var idle: [Slot]
-        var waiters: [CheckedContinuation<Slot, any Error>] = []
-        var isClosed = false
-        var drainWaiter: CheckedContinuation<[Slot], Never>?
-    }
-
-    private let size: Int
-    private let state: Mutex<State>
+    private let pool: BoundedPool<Slot>
 
     init(_ connections: [PostgresConnection]) {
-        size = connections.count
-        state = Mutex(State(idle: connections.enumerated().map { Slot($1, label: "herald.storage.postgres.\($0)") }))
+        pool = BoundedPool(connections.enumerated().map { Slot($1, label: "herald.storage.postgres.\($0)") })
     }
 
     /// Runs `work` on a borrowed connection's queue and gives the connection back afterwards.
     func withConnection<T: Sendable>(_ work: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        let slot = try await borrow()
-        defer { giveBack(slot) }
+        let slot = try await pool.borrow()
+        defer { pool.giveBack(slot) }
         return try await withCheckedThrowingContinuation { continuation in
             slot.queue.async {
                 do {
@@ -52,67 +42,10 @@ final class PostgresPool: Sendable {
         }
     }
 
-    private func borrow() async throws -> Slot {
-        try await withCheckedThrowingContinuation { continuation in
-            enum Outcome { case ready(Slot), closed, waiting }
-            let outcome = state.withLock { state -> Outcome in
-                if state.isClosed { return .closed }
-                if let slot = state.idle.popLast() { return .ready(slot) }
-                state.waiters.append(continuation)
-                return .waiting
-            }
-            switch outcome {
-            case .ready(let slot): continuation.resume(returning: slot)
-            case .closed: continuation.resume(throwing: StorageError.closed())
-            case .waiting: break
-            }
-        }
-    }
-
-    private func giveBack(_ slot: Slot) {
-        enum Outcome { case handOver(CheckedContinuation<Slot, any Error>), drained(CheckedContinuation<[Slot], Never>, [Slot]), none }
-        let outcome = state.withLock { state -> Outcome in
-            if !state.waiters.isEmpty {
-                return .handOver(state.waiters.removeFirst())
-            }
-            state.idle.append(slot)
-            if state.isClosed, state.idle.count == size, let drainWaiter = state.drainWaiter {
-                state.drainWaiter = nil
-                return .drained(drainWaiter, state.idle)
-            }
-            return .none
-        }
-        switch outcome {
-        case .handOver(let waiter): waiter.resume(returning: slot)
-        case .drained(let drainWaiter, let slots): drainWaiter.resume(returning: slots)
-        case .none: break
-        }
-    }
-
     /// Refuses new work, fails the waiting callers, waits for the running ones, then closes
     /// every connection. A second call returns at once.
     func close() async {
-        let slots = await withCheckedContinuation { (continuation: CheckedContinuation<[Slot], Never>) in
-            enum Outcome { case closeNow([Slot]), wait, alreadyClosed }
-            var failedWaiters: [CheckedContinuation<Slot, any Error>] = []
-            let outcome = state.withLock { state -> Outcome in
-                if state.isClosed { return .alreadyClosed }
-                state.isClosed = true
-                failedWaiters = state.waiters
-                state.waiters = []
-                if state.idle.count == size { return .closeNow(state.idle) }
-                state.drainWaiter = continuation
-                return .wait
-            }
-            for waiter in failedWaiters {
-                waiter.resume(throwing: StorageError.closed())
-            }
-            switch outcome {
-            case .closeNow(let slots): continuation.resume(returning: slots)
-            case .alreadyClosed: continuation.resume(returning: [])
-            case .wait: break
-            }
-        }
+        let slots = await pool.drain()
         for slot in slots {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 slot.queue.async {
