@@ -31,3 +31,16 @@ public protocol Database: Sendable {
     /// Finishes queued work, then releases every connection; later calls fail.
     func close() async
 }
+
+extension Database {
+    /// True when a read answers `SELECT 1` (PostgreSQL re-connects, with its 2 s connect
+    /// timeout, when the server came back).
+    public func isReachable() async -> Bool {
+        do {
+            let rows = try await read { try $0.query("SELECT 1 AS one", []) }
+            return rows.first?["one"] == .integer(1)
+        } catch {
+            return false
+        }
+    }
+}

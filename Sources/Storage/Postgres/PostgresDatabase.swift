@@ -117,16 +117,6 @@ public final class PostgresDatabase: Database {
         }
     }
 
-    /// True when a pooled connection answers `SELECT 1` (re-connecting with a 2 s connect timeout if needed).
-    public func isReachable() async -> Bool {
-        do {
-            let rows = try await read { try $0.query("SELECT 1 AS one", []) }
-            return rows.first?["one"] == .integer(1)
-        } catch {
-            return false
-        }
-    }
-
     /// Lets running work finish, fails waiting callers, then closes every connection.
     /// Later calls throw; a second close does nothing.
     public func close() async {

@@ -84,16 +84,6 @@ public final class SQLiteDatabase: Database {
         }
     }
 
-    /// True when a reader answers `SELECT 1`.
-    public func isReachable() async -> Bool {
-        do {
-            let rows = try await read { try $0.query("SELECT 1 AS one", []) }
-            return rows.first?["one"] == .integer(1)
-        } catch {
-            return false
-        }
-    }
-
     /// Lets queued writes and running reads finish, fails waiting reads, then finalizes every
     /// statement and closes every connection. Later calls throw; a second close does nothing.
     public func close() async {
