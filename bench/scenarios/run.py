@@ -155,7 +155,9 @@ class Herald:
             time.sleep(0.1)  # polling for start-up
 
     def stop(self):
-        if self.process and self.process.poll() is None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=20)
@@ -547,11 +549,11 @@ class Bench:
             row["note"] = f"seeded in {seconds:.0f}s"
             self.scale.append((count, row))
         self.herald.stop()
-        self.apple.stop()
 
     def cleanup(self):
         if getattr(self, "herald", None):
             self.herald.stop()
+        self.apple.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -633,6 +635,8 @@ def main():
     args.connections = [int(c) for c in args.connections.split(",") if c]
     args.scale = [int(c) for c in args.scale.split(",") if c]
     args.scenarios = set(args.scenarios.split(","))
+    # SIGTERM (a stopped `make`) unwinds like Ctrl-C, so the server and wrk don't outlive us.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     commit, cpu = machine()
     started_load = machine_load()
     bench = Bench(args)
