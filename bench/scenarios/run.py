@@ -416,7 +416,8 @@ class Bench:
 
     def flows(self, concurrency):
         """Scenario 4: authorize → native login (branch B) → code exchange, as flows per second."""
-        count = int(max(50, self.login_rate) * 0.7 * self.duration) + 500
+        # One identity token per flow, for the warm-up and the run; sized like the wrk pools.
+        count = int(max(self.login_rate, self.args.warmup_rate) * (self.duration + 2) * 1.3) + 500
         minted = self.apple.mint([(s, None) for s in self.returning_subs(count, 1000, "bench.seed")])
         secret = self.herald.third_party_secret
         port = self.herald.port
