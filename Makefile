@@ -32,10 +32,11 @@ test: deps fuzz-smoke
 	bash Tests/Interop/run.sh .build/debug/herald
 	HERALD_BINARY=$(CURDIR)/.build/debug/herald $(SWIFT) test --skip-build
 
-## bench: release-build benchmarks (see bench/README.md).
-bench: deps
+## bench: release-build benchmarks: end-to-end scenarios with targets, then HTTP overhead
+## (see bench/README.md; figures are appended to bench/RESULTS.md).
+bench: release
 	DEBIAN_FRONTEND=noninteractive; dpkg -s wrk >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk)
-	bash bench/http-overhead/run.sh
+	HERALD_BIN=.build/release/herald bash bench/run.sh
 
 ## fuzz: every libFuzzer harness for FUZZ_SECONDS (default 60) each; fails on any crash (fuzz/README.md).
 FUZZ_SECONDS ?= 60

@@ -21,7 +21,42 @@ public struct AccountResolver: Sendable {
     public func resolve(realmID: String, claims: ProviderIdentityClaims) async throws -> AccountResolution {
         let at = now().unixSeconds
         let claims = Self.sanitized(claims)
+        // Most logins are returning users with nothing to fill in: answer those from a reader
+        // snapshot, so they don't queue for the single writer and its commit sync (one fsync
+        // per login saved). Anything else goes through the write transaction, which decides.
+        if let known = try await database.read({ db in try Self.resolveUnchanged(db, realmID: realmID, claims: claims) }) {
+            return known
+        }
         return try await database.write { db in try Self.resolve(db, realmID: realmID, claims: claims, at: at) }
+    }
+
+    /// The resolution of a known identity whose login would change nothing (active account,
+    /// no missing name part or placeholder email the claims could fill, identity email
+    /// recorded), or nil when only the write transaction can decide.
+    static func resolveUnchanged(_ db: any SQLExecutor, realmID: String,
+                                 claims: ProviderIdentityClaims) throws -> AccountResolution? {
+        guard try RealmStore.load(db, id: realmID) != nil,
+              let account = try AccountStore.load(db, realmID: realmID, provider: claims.provider, openID: claims.subject)
+        else { return nil }
+        switch account.status {
+        case .disabled: throw AccountResolutionError(.accountDisabled)
+        case .deleted: return nil
+        case .active: break
+        }
+        let name = account.name
+        if (name.givenName == nil && claims.name.givenName != nil)
+            || (name.familyName == nil && claims.name.familyName != nil)
+            || (name.displayName == nil && claims.name.displayName != nil) {
+            return nil
+        }
+        if claims.email != nil {
+            if isPlaceholder(account.email) { return nil }
+            let identity = try db.queryOne(
+                "SELECT email FROM identities WHERE realm_id = ? AND provider = ? AND open_id = ?",
+                .text(realmID), .text(claims.provider), .text(claims.subject))
+            guard let identity, try identity.optionalString("email") != nil else { return nil }
+        }
+        return AccountResolution(account: account, isNewUser: false, linkedByEmail: false)
     }
 
     /// The resolution inside the caller's write transaction.

@@ -1,0 +1,67 @@
+import Storage
+import Testing
+@testable import Realms
+
+@Suite("Account resolver")
+struct AccountResolverTests {
+    static func claims(email: String? = nil, name: PersonName = PersonName()) -> ProviderIdentityClaims {
+        ProviderIdentityClaims(provider: "apple", subject: "001.returning", email: email, emailVerified: email != nil,
+                               isPrivateEmail: false, name: name)
+    }
+
+    @Test("a returning login that would change nothing is answered from a reader snapshot")
+    func unchangedReturningLoginSkipsTheWriter() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let resolver = AccountResolver(database: test.database, now: test.clock.now)
+            let full = PersonName(givenName: "Jane", familyName: "Doe", displayName: "Jane Doe")
+            let first = try await resolver.resolve(realmID: "acme", claims: Self.claims(email: "jane@example.com", name: full))
+            #expect(first.isNewUser)
+
+            let snapshot = try await test.database.read { db in
+                try AccountResolver.resolveUnchanged(db, realmID: "acme", claims: Self.claims(email: "jane@example.com"))
+            }
+            #expect(snapshot == AccountResolution(account: first.account, isNewUser: false, linkedByEmail: false))
+            let again = try await resolver.resolve(realmID: "acme", claims: Self.claims(email: "jane@example.com"))
+            #expect(again == snapshot)
+        }
+    }
+
+    @Test("a returning login that brings a missing name or a real email goes to the write transaction and fills it")
+    func returningLoginThatFillsSomethingStillWrites() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let resolver = AccountResolver(database: test.database, now: test.clock.now)
+            let first = try await resolver.resolve(realmID: "acme", claims: Self.claims())
+            #expect(AccountResolver.isPlaceholder(first.account.email))
+
+            let withName = Self.claims(name: PersonName(givenName: "Jane"))
+            let named = try await test.database.read { db in
+                try AccountResolver.resolveUnchanged(db, realmID: "acme", claims: withName)
+            }
+            #expect(named == nil)
+            #expect(try await resolver.resolve(realmID: "acme", claims: withName).account.name.givenName == "Jane")
+
+            let withEmail = Self.claims(email: "jane@example.com")
+            let emailed = try await test.database.read { db in
+                try AccountResolver.resolveUnchanged(db, realmID: "acme", claims: withEmail)
+            }
+            #expect(emailed == nil)
+            #expect(try await resolver.resolve(realmID: "acme", claims: withEmail).account.email == "jane@example.com")
+        }
+    }
+
+    @Test("a disabled account is refused on the read path too")
+    func disabledAccountIsRefused() async throws {
+        try await TestDatabase.with { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let resolver = AccountResolver(database: test.database, now: test.clock.now)
+            let first = try await resolver.resolve(realmID: "acme", claims: Self.claims(email: "jane@example.com"))
+            _ = try await test.accounts.update(realmID: "acme", id: first.account.id,
+                                               changes: AccountChanges(status: .disabled), context: admin)
+            await #expect(throws: AccountResolutionError.self) {
+                try await resolver.resolve(realmID: "acme", claims: Self.claims(email: "jane@example.com"))
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+-- wrk script: POSTs pre-built bodies, one per line of $BENCH_BODIES, each sent at most once.
+-- Thread k of $BENCH_THREADS takes lines k, k+T, k+2T, … so no two threads share a body
+-- (identity tokens and refresh tokens are single-use: a body sent twice is a failure, not load).
+-- When a thread runs out it wraps around and the server refuses the replays, which then show
+-- up as non-2xx; done() also reports wrapped threads so the harness can reject the run.
+-- Environment: BENCH_BODIES (file), BENCH_PATH, BENCH_CONTENT_TYPE, BENCH_THREADS, and
+-- BENCH_CAPTURE (optional file prefix: write each returned refresh token to PREFIX.<thread>).
+
+local threads = {}
+local counter = 0
+
+function setup(thread)
+    thread:set("id", counter)
+    counter = counter + 1
+    table.insert(threads, thread)
+end
+
+function init(args)
+    local total = tonumber(os.getenv("BENCH_THREADS"))
+    local path = os.getenv("BENCH_PATH")
+    local headers = { ["Content-Type"] = os.getenv("BENCH_CONTENT_TYPE") }
+    bodies = {}
+    local index = 0
+    for line in io.lines(os.getenv("BENCH_BODIES")) do
+        if index % total == id then
+            -- Pre-format whole requests so request() is a table lookup, not string work.
+            table.insert(bodies, wrk.format("POST", path, headers, line))
+        end
+        index = index + 1
+    end
+    available = #bodies
+    used = 0
+    wrapped = 0
+    capture = os.getenv("BENCH_CAPTURE")
+    if capture then
+        capture = io.open(capture .. "." .. id, "w")
+        capture:setvbuf("line")  -- wrk never closes the file; line buffering loses nothing
+    end
+end
+
+function request()
+    used = used + 1
+    if used > available then
+        used = 1
+        wrapped = 1
+        -- Capturing sessions (not a measurement): idle on /healthz instead of replaying.
+        if capture then return wrk.format("GET", "/healthz") end
+    end
+    if capture and wrapped == 1 then return wrk.format("GET", "/healthz") end
+    return bodies[used]
+end
+
+-- Capture mode: keep each refresh token a login returned (pool for the refresh scenario).
+-- Defined only then, since wrk hands every body to Lua when response() exists.
+if os.getenv("BENCH_CAPTURE") then
+    function response(status, headers, body)
+        local token = body:match('"refreshToken":"([^"]+)"') or body:match('"refresh_token":"([^"]+)"')
+        if token then capture:write(token, "\n") end
+    end
+end
+
+function done(summary, latency, requests)
+    local consumed, available, wraps = 0, 0, 0
+    for _, thread in ipairs(threads) do
+        consumed = consumed + thread:get("used")
+        available = available + thread:get("available")
+        wraps = wraps + thread:get("wrapped")
+    end
+    io.write(string.format(
+        "BENCH {\"requests\":%d,\"seconds\":%.3f,\"non2xx\":%d,\"socketErrors\":%d,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f,\"bodiesUsed\":%d,\"bodiesAvailable\":%d,\"wrappedThreads\":%d}\n",
+        summary.requests, summary.duration / 1e6, summary.errors.status,
+        summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+        latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000,
+        consumed, available, wraps))
+end
