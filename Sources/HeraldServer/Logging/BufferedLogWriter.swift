@@ -5,8 +5,11 @@ import Glibc
 #endif
 
 /// Batches log lines and writes them to a file descriptor from one background queue, so
-/// request threads never wait on write(2): under load, the lines of many requests leave in
-/// one system call. The buffer is bounded; lines beyond it are counted and reported.
+/// request threads never wait on write(2). The first line into an empty buffer schedules a
+/// write `flushDelay` later (or at once past `flushThreshold` bytes): under load the lines of
+/// hundreds of requests leave in one system call and one wake-up, instead of one each. A
+/// line is out within that delay; a SIGKILL can lose at most that much. The buffer is
+/// bounded; lines beyond it are counted and reported.
 public final class BufferedLogWriter: Sendable {
     /// The writer behind `Logger.standardError`.
     public static let standardError = BufferedLogWriter(fileDescriptor: 2)
@@ -18,6 +21,8 @@ public final class BufferedLogWriter: Sendable {
     }
 
     private static let capacity = 8 << 20
+    private static let flushThreshold = 64 << 10
+    private static let flushDelay = DispatchTimeInterval.milliseconds(20)
     private let fileDescriptor: Int32
     private let pending = Mutex(Pending())
     private let queue = DispatchQueue(label: "herald.log-writer")
@@ -28,19 +33,23 @@ public final class BufferedLogWriter: Sendable {
 
     /// Queues one line (a newline is added) for the background writer.
     public func append(_ line: String) {
-        let scheduleFlush = pending.withLock { pending -> Bool in
+        enum Flush { case none, later, now }
+        let flush = pending.withLock { pending -> Flush in
             guard pending.bytes.count + line.utf8.count < BufferedLogWriter.capacity else {
                 pending.dropped += 1
-                return false
+                return .none
             }
             pending.bytes.append(contentsOf: line.utf8)
             pending.bytes.append(0x0A)
-            if pending.flushScheduled { return false }
+            if pending.bytes.count >= BufferedLogWriter.flushThreshold { return .now }
+            if pending.flushScheduled { return .none }
             pending.flushScheduled = true
-            return true
+            return .later
         }
-        if scheduleFlush {
-            queue.async { self.writePending() }
+        switch flush {
+        case .none: break
+        case .later: queue.asyncAfter(deadline: .now() + BufferedLogWriter.flushDelay) { self.writePending() }
+        case .now: queue.async { self.writePending() }
         }
     }
 
