@@ -118,7 +118,7 @@ final class HeraldChild: Sendable {
         let output = Pipe()
         process.standardError = output
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try ProcessLaunch.run(process)
         let child = HeraldChild(process: process, port: port)
         // Its log is drained for its whole life (a full pipe would stall the server); the
         // "listening" line says it is ready.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 @testable import JOSE
 
 /// Published test vectors, copied byte for byte from RFC 7515 appendix A and RFC 8037 appendix A.
@@ -145,7 +146,7 @@ final class OpenSSLCommandLine {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        try process.run()
+        try ProcessLaunch.run(process)
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))
