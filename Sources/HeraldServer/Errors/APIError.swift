@@ -41,7 +41,6 @@ extension APIError {
 
     public static let unauthorized = APIError(status: 401, code: "unauthorized", message: "Authentication required",
                                               headers: [("WWW-Authenticate", "Bearer")])
-    public static let forbidden = APIError(status: 403, code: "forbidden", message: "Forbidden")
     public static func notFound(_ what: String = "Resource") -> APIError {
         APIError(status: 404, code: "not_found", message: "\(what) not found")
     }
