@@ -37,7 +37,7 @@ final class NativeLoginFixture: Sendable {
         }
     }
 
-    private init(herald: RunningHerald, apple: FakeJWKSServer, clock: TestClock?) {
+    init(herald: RunningHerald, apple: FakeJWKSServer, clock: TestClock?) {
         self.herald = herald
         self.apple = apple
         self.clock = clock

@@ -1,0 +1,146 @@
+import Foundation
+import HeraldTestSupport
+import JOSE
+import Testing
+@testable import HeraldServer
+
+/// Issue #9: every guarantee Herald makes on one node holds across nodes, because everything
+/// that decides an answer lives in PostgreSQL (sessions, codes, pending authorizations, the
+/// replay store, rate-limit windows, configuration, signing keys), never in node memory.
+@Suite("Two nodes on one PostgreSQL")
+struct TwoNodeTests {
+    @Test("a login on node A refreshes on node B, and each node accepts the other's access tokens")
+    func loginOnARefreshOnB() async throws {
+        try await TwoNodeFixture.with { nodes in
+            let login = try await nodes.a.loginOK()
+            #expect(try await nodes.b.me(login["accessToken"]?.stringValue).status == 200)
+            let refreshed = try await nodes.b.refresh(login["refreshToken"]?.stringValue ?? "")
+            try expectStatus(200, refreshed)
+            #expect(try await nodes.a.me(refreshed.string("accessToken")).status == 200)
+            // The rotated-out token is reuse on either node.
+            #expect(try await nodes.a.refresh(login["refreshToken"]?.stringValue ?? "").code == "token_revoked")
+            #expect(try await nodes.b.refresh(refreshed.string("refreshToken")).code == "token_revoked")
+        }
+    }
+
+    @Test("one refresh token presented 20 times at once, split across both nodes: exactly one 200, the family revoked on both")
+    func concurrentRefreshAcrossNodes() async throws {
+        try await TwoNodeFixture.with { nodes in
+            let token = try await nodes.a.loginOK()["refreshToken"]?.stringValue ?? ""
+            let fixtures = nodes.nodes
+            let results = await concurrently(20) { index in try fixtures[index % 2].refreshBlocking(token) }
+            let responses = try results.map { try $0.get() }
+            let statuses = responses.map(\.status)
+            #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
+            #expect(responses.filter { $0.status != 200 }.allSatisfy { $0.status == 401 && $0.code == "token_revoked" },
+                    "\(responses.map { "\($0.status) \($0.code ?? "-")" })")
+            let winner = try #require(responses.first { $0.status == 200 })
+            for node in nodes.nodes {
+                #expect(try await node.refresh(winner.string("refreshToken")).code == "token_revoked")
+                #expect(try await node.me(winner.string("accessToken")).code == "token_revoked")
+            }
+            let state = try await nodes.b.herald.application.context.database.read { db in
+                (try db.query("SELECT revoke_reason FROM sessions").map { try $0.optionalString("revoke_reason") },
+                 try db.queryOne("SELECT COUNT(*) AS n FROM refresh_tokens")?.int("n"))
+            }
+            #expect(state.0 == ["reuse"])
+            #expect(state.1 == 2, "the presented token and exactly one replacement")
+        }
+    }
+
+    @Test("an authorization started on node A completes through node B, and its code is exchanged on node A once")
+    func thirdPartyFlowAcrossNodes() async throws {
+        try await TwoNodeFixture.with(realmFields: ["loginUrl": .string(OAuthFixture.loginURL)]) { nodes in
+            try expectStatus(201, await nodes.a.admin("POST", "/api/admin/realms/acme/clients", json: [
+                "clientId": .string(OAuthFixture.publicClient), "name": "SPA", "confidential": false,
+                "redirectUris": [.string(OAuthFixture.redirect)], "allowedScopes": ["openid", "profile", "email"],
+            ]))
+            let onA = OAuthFixture(herald: nodes.a.herald, secret: "", otherSecret: "")
+            try expectStatus(200, await onA.authorize(state: "flow-2n", json: true))
+
+            let nonce = nodes.b.freshNonce()
+            let login = try await nodes.b.login(token: nodes.b.token(subject: "sub.two.nodes", nonce: nonce), nonce: nonce,
+                                                clientID: OAuthFixture.publicClient,
+                                                extra: ["downstreamState": "flow-2n"])
+            try expectStatus(200, login)
+            let code = try #require(queryParameters(login.string("redirectUri"))["code"])
+
+            let tokens = try await onA.exchange(code)
+            try expectStatus(200, tokens)
+            let claims = try await onA.verifiedClaims(tokens.string("id_token"))
+            #expect(claims["nonce"] == "n-0S6_WzA2Mj")
+            // Single use holds across nodes: B refuses the code A already redeemed.
+            let again = try await OAuthFixture(herald: nodes.b.herald, secret: "", otherSecret: "").exchange(code)
+            #expect(again.status == 400)
+            #expect(again.json["error"] == "invalid_grant")
+            // The pending authorization was consumed too: its state cannot complete twice.
+            let nonce2 = nodes.a.freshNonce()
+            let replayedState = try await nodes.a.login(token: nodes.a.token(subject: "sub.two.nodes", nonce: nonce2),
+                                                        nonce: nonce2, clientID: OAuthFixture.publicClient,
+                                                        extra: ["downstreamState": "flow-2n"])
+            #expect(replayedState.code == "invalid_downstream_state", "\(replayedState.status) \(replayedState.text)")
+        }
+    }
+
+    @Test("failed logins spread over both nodes count against one rate limit")
+    func sharedRateLimit() async throws {
+        try await TwoNodeFixture.with(realmFields: ["rateLimit": ["failuresPerWindow": 4, "windowSeconds": 300]]) { nodes in
+            for attempt in 0..<4 {
+                let node = nodes.nodes[attempt % 2]
+                let nonce = node.freshNonce()
+                let bad = try await node.login(token: node.token(nonce: nonce) { $0.claims["aud"] = "com.other.app" }, nonce: nonce)
+                #expect(bad.status == 401)
+            }
+            for node in nodes.nodes {
+                let nonce = node.freshNonce()
+                let limited = try await node.login(token: node.token(nonce: nonce), nonce: nonce)
+                #expect(limited.status == 429)
+                #expect(limited.code == "rate_limited")
+            }
+        }
+    }
+
+    @Test("an Apple identity token accepted by node A is refused as a replay by node B")
+    func replayRefusedByTheOtherNode() async throws {
+        try await TwoNodeFixture.with { nodes in
+            let nonce = nodes.a.freshNonce()
+            let token = nodes.a.token(nonce: nonce)
+            try expectStatus(200, await nodes.a.login(token: token, nonce: nonce))
+            let replay = try await nodes.b.login(token: token, nonce: nonce)
+            #expect(replay.status == 401)
+            #expect(replay.json["details"]?["reason"] == "replayed")
+        }
+    }
+
+    @Test("a client disabled through node A is refused by node B at once (configuration is read per request)")
+    func clientDisabledOnAIsRefusedByB() async throws {
+        try await TwoNodeFixture.with { nodes in
+            let before = try await nodes.b.loginOK()
+            try expectStatus(200, await nodes.a.admin("PATCH", "/api/admin/realms/acme/clients/\(NativeLoginFixture.firstParty)",
+                                                      json: ["enabled": false]))
+            // The staleness bound is zero: no wait, no retry.
+            let nonce = nodes.b.freshNonce()
+            let login = try await nodes.b.login(token: nodes.b.token(nonce: nonce), nonce: nonce)
+            #expect(login.status == 400)
+            #expect(login.json["details"]?["fields"]?["clientId"] != nil)
+            let refresh = try await nodes.b.refresh(before["refreshToken"]?.stringValue ?? "")
+            #expect(refresh.status == 401)
+        }
+    }
+
+    @Test("a key rotated on node A is in node B's JWKS before A signs with it, and B accepts tokens signed with it")
+    func keyRotationVisibleOnB() async throws {
+        try await TwoNodeFixture.with { nodes in
+            let rotated = try await nodes.a.admin("POST", "/api/admin/realms/acme/keys/rotate", reason: "two nodes")
+            try expectStatus(201, rotated)
+            let newKid = try #require(rotated.json["kid"]?.stringValue)
+            let jwks = try await nodes.b.send("GET", "/api/oauth/acme/jwks.json")
+            #expect(jwks.json["keys"]?.arrayValue?.contains { $0["kid"]?.stringValue == newKid } == true)
+
+            let login = try await nodes.a.loginOK()
+            let accessToken = try #require(login["accessToken"]?.stringValue)
+            #expect(try CompactJWS(parsing: accessToken).header.kid == newKid)
+            #expect(try await nodes.b.me(accessToken).status == 200)
+        }
+    }
+}
