@@ -19,6 +19,10 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case missingColumn
         /// The database file could not be opened, read or written.
         case io
+        /// The database server cannot be reached right now: connection refused or lost, server
+        /// shutting down or starting, too many connections. Nothing was committed by the failed
+        /// call; the same call may succeed once the server is back (callers answer 503).
+        case unavailable
         /// The file is not a database, or it is damaged.
         case corrupt
         /// The request is not supported (location scheme, SQL shape, backend).
@@ -31,6 +35,11 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
 
     /// The kind of failure.
     public let code: Code
+
+    /// Whether the failure is a passing condition of the database rather than of the request
+    /// or of the code: the server is unreachable, or it stayed busy past every retry. The
+    /// operation may be retried later; an HTTP caller answers 503 with `Retry-After`.
+    public var isTemporary: Bool { code == .unavailable || code == .busy }
     /// The backend's (extended) result code; 0 when the error did not come from the backend.
     /// PostgreSQL: the SQLSTATE packed as PostgreSQL's own `MAKE_SQLSTATE` does (see `sqlState`).
     public let resultCode: Int32

@@ -158,7 +158,7 @@ struct PostgresTests {
         }
     }
 
-    @Test func restartedServerFailsOneCallWithIOThenRecovers() async throws {
+    @Test func restartedServerFailsOneCallAsUnavailableThenRecovers() async throws {
         let cluster = try TestPostgres()
         defer { cluster.stop() }
         let url = try cluster.createDatabase()
@@ -170,7 +170,8 @@ struct PostgresTests {
         try await database.write { try $0.execute("INSERT INTO t (v) VALUES (0)") }
         try cluster.stopServer()
         let down = await thrownStorageError { try await database.write { try $0.execute("INSERT INTO t (v) VALUES (1)") } }
-        #expect(down?.code == .io)
+        #expect(down?.code == .unavailable)
+        #expect(down?.isTemporary == true)
         #expect(await !database.isReachable())
         try cluster.start()
         #expect(await database.isReachable())
@@ -240,17 +241,17 @@ struct PostgresTests {
                     try executor.execute("INSERT INTO t (v) VALUES (1)")
                 }
             }
-            #expect(error?.code == .io)
+            #expect(error?.code == .unavailable)
             #expect(try await database.read { try $0.queryOne("SELECT count(*) AS c FROM t")?.int("c") } == 0)
             #expect(await database.isReachable())
         }
     }
 
-    @Test func unreachableServerFailsWithIOWithoutThePassword() throws {
+    @Test func unreachableServerFailsAsUnavailableWithoutThePassword() throws {
         let error = #expect(throws: StorageError.self) {
             try PostgresDatabase(url: "postgres://herald:s3cret-pw@127.0.0.1:1/none?connect_timeout=2")
         }
-        #expect(error?.code == .io)
+        #expect(error?.code == .unavailable)
         #expect(error.map { !$0.description.contains("s3cret-pw") } == true)
     }
 
@@ -261,7 +262,10 @@ struct PostgresTests {
         #expect(StorageError.code(forSQLState: "23514") == .constraint)
         #expect(StorageError.code(forSQLState: "40001") == .busy)
         #expect(StorageError.code(forSQLState: "40P01") == .busy)
-        #expect(StorageError.code(forSQLState: "08006") == .io)
+        #expect(StorageError.code(forSQLState: "08006") == .unavailable)
+        #expect(StorageError.code(forSQLState: "57P01") == .unavailable)
+        #expect(StorageError.code(forSQLState: "53300") == .unavailable)
+        #expect(StorageError.code(forSQLState: "53100") == .io)   // disk full: not a passing outage
         #expect(StorageError.code(forSQLState: "42703") == .missingColumn)
         #expect(StorageError.code(forSQLState: "22P02") == .typeMismatch)
         #expect(StorageError.code(forSQLState: "42601") == .other)

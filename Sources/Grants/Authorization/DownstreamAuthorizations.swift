@@ -87,6 +87,8 @@ public struct DownstreamAuthorizations: Sendable {
                     .integer(at), .integer(at + codeTTL))
                 return redirectURI
             }
+        } catch let error as StorageError where error.isTemporary {
+            throw GrantsError.storageUnavailable
         } catch {
             throw GrantsError(.serverError, "could not complete the authorization")
         }

@@ -22,10 +22,17 @@ public struct GrantsError: Error, Sendable, Equatable, CustomStringConvertible {
         case unsupportedResponseType
         /// The realm cannot serve the request as configured (`server_error`).
         case serverError
+        /// The database is unreachable right now; retrying later may succeed
+        /// (`temporarily_unavailable`, RFC 6749 §4.1.2.1; answered 503 with Retry-After).
+        case temporarilyUnavailable
     }
 
     public let code: Code
     public let message: String
+
+    /// The answer while the database is unreachable.
+    public static let storageUnavailable = GrantsError(.temporarilyUnavailable,
+                                                       "the service is temporarily unavailable; retry later")
 
     /// An error with a client-safe message.
     public init(_ code: Code, _ message: String) {
@@ -45,6 +52,7 @@ public struct GrantsError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupportedGrantType: "unsupported_grant_type"
         case .unsupportedResponseType: "unsupported_response_type"
         case .serverError: "server_error"
+        case .temporarilyUnavailable: "temporarily_unavailable"
         }
     }
 

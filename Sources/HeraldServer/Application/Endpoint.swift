@@ -1,8 +1,10 @@
 import HTTPServer
+import Storage
 
 /// Adapts a throwing Herald handler to the HTTP layer: an `APIError` becomes the error
-/// envelope; any other error is logged (type only — its text may quote input) and answered
-/// 500 without internals.
+/// envelope; a database that is unreachable right now answers 503 with `Retry-After` (the
+/// client did nothing wrong and nothing changed); any other error is logged (type only — its
+/// text may quote input) and answered 500 without internals.
 struct Endpoint {
     let logger: Logger
 
@@ -13,6 +15,10 @@ struct Endpoint {
                 return try await body(request)
             } catch let error as APIError {
                 return ErrorEnvelope.response(error, requestID: request.requestID)
+            } catch let error as StorageError where error.isTemporary {
+                logger.warning("storage_unavailable", ["route": .string(request.routeTemplate ?? "unmatched"),
+                                                       "requestId": .string(request.requestID)])
+                return ErrorEnvelope.response(.storageUnavailable, requestID: request.requestID)
             } catch {
                 logger.error("unhandled_error", ["route": .string(request.routeTemplate ?? "unmatched"),
                                                  "requestId": .string(request.requestID),

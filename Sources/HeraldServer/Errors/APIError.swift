@@ -58,6 +58,13 @@ extension APIError {
                  headers: [("Retry-After", String(max(1, retryAfter)))])
     }
 
+    /// The database is unreachable (or stayed busy past every retry); nothing was changed.
+    public static let storageUnavailable = APIError(status: 503, code: "service_unavailable",
+                                                    message: "The service is temporarily unavailable, retry later",
+                                                    headers: [("Retry-After", String(storageRetryAfterSeconds))])
+    /// Long enough for a database restart or failover to finish, short enough for an app to retry.
+    static let storageRetryAfterSeconds = 2
+
     /// The generic error for a status the HTTP layer produced itself (404, 405, 413, 400, 503).
     static func forServerStatus(_ status: Int) -> APIError {
         switch status {

@@ -11,10 +11,20 @@ enum OAuthErrorResponse {
         var object: [String: JSONValue] = ["error": .string(error.oauthError),
                                            "error_description": .string(error.message)]
         for (key, value) in extra { object[key] = value }
-        let status = status ?? (error.code == .invalidClient ? 401 : error.code == .serverError ? 500 : 400)
+        let status = status ?? {
+            switch error.code {
+            case .invalidClient: 401
+            case .serverError: 500
+            case .temporarilyUnavailable: 503
+            default: 400
+            }
+        }()
         var response = HTTPResponse.json(status: status, JSONValue.object(object), noStore: true)
         if error.code == .invalidClient {
             response.headers.set("WWW-Authenticate", "Basic realm=\"\(realmID)\"")
+        }
+        if error.code == .temporarilyUnavailable {
+            response.headers.set("Retry-After", String(APIError.storageRetryAfterSeconds))
         }
         return response
     }

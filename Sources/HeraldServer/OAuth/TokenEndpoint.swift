@@ -3,6 +3,7 @@ import HTTPServer
 import JOSE
 import Realms
 import TokenIssuer
+import Storage
 
 /// `POST /api/oauth/:realm/token`: the `authorization_code` (with S256 PKCE) and
 /// `refresh_token` grants for third-party backends, after client authentication.
@@ -44,6 +45,8 @@ struct TokenEndpoint: Sendable {
             context.logger.info("token_refused", ["realm": .string(realm.id), "error": .string(error.oauthError),
                                                   "requestId": .string(request.requestID)])
             return OAuthErrorResponse.json(error, realmID: realm.id)
+        } catch let error as StorageError where error.isTemporary {
+            return OAuthErrorResponse.json(.storageUnavailable, realmID: realm.id)
         }
     }
 
@@ -101,6 +104,8 @@ struct TokenEndpoint: Sendable {
             switch error.code {
             case .invalidScope: throw GrantsError(.invalidScope, "scope is wider than the granted scope")
             case .noSigningKey: throw GrantsError(.serverError, "the realm cannot sign tokens")
+            case .storageFailure: throw GrantsError(.serverError, "the refresh could not be completed")
+            case .storageUnavailable: throw GrantsError.storageUnavailable
             case .reuseDetected: throw GrantsError(.invalidGrant, "refresh token was already used; the session is revoked")
             default: throw GrantsError(.invalidGrant, "refresh token is invalid, expired or revoked")
             }

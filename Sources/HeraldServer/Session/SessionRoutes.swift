@@ -140,6 +140,7 @@ extension APIError {
         case .accountDeleted: self = .accountDeleted
         case .invalidScope: self = .badRequest("Invalid scope")
         case .noSigningKey, .storageFailure: self = .internalError
+        case .storageUnavailable: self = .storageUnavailable
         }
     }
 }

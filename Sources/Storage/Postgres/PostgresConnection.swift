@@ -264,7 +264,7 @@ final class PostgresConnection {
             try runUncached(kind.beginSQL)
         } catch {
             // An idle connection whose server restarted only finds out now; nothing has run
-            // yet, so re-open it and begin again (this fails with .io if the server is still down).
+            // yet, so re-open it and begin again (this fails with .unavailable if the server is still down).
             guard !isClosed, !isConnected else { throw error }
             try connect()
             try runUncached(kind.beginSQL)

@@ -19,7 +19,7 @@ import Foundation
 /// - **Migrations** run each step in its own READ COMMITTED transaction that first takes a
 ///   transaction-scoped advisory lock, so nodes starting together apply each step once.
 /// - **Reconnects.** A connection that broke (database restart, network) fails the call that
-///   finds it with `.io` and is re-opened on its next use.
+///   finds it with `.unavailable` and is re-opened on its next use.
 ///
 /// SQL is translated from the modules' SQLite-flavoured dialect by `PostgresDialect`.
 public final class PostgresDatabase: Database {
@@ -43,7 +43,7 @@ public final class PostgresDatabase: Database {
     private let now: @Sendable () -> Date
 
     /// Connects `connectionCount` connections to `url` (`postgres://user:password@host:port/db?sslmode=…`).
-    /// Fails with `.io` when the server cannot be reached.
+    /// Fails with `.unavailable` when the server cannot be reached.
     public init(url: String, connectionCount: Int = 4, writeIsolation: WriteIsolation = .serializable,
                 now: @escaping @Sendable () -> Date = { Date() }) throws(StorageError) {
         guard connectionCount >= 1 else {

@@ -19,14 +19,16 @@ extension StorageError {
         case "42703": return .missingColumn
         case "42804": return .typeMismatch
         case "25006": return .io                              // read-only transaction (SQLite: SQLITE_READONLY)
-        case "57P01", "57P02", "57P03": return .io             // admin/crash shutdown, cannot connect now
+        case "57P01", "57P02", "57P03": return .unavailable    // admin/crash shutdown, cannot connect now
+        case "53300": return .unavailable                     // too many connections
         case "XX001", "XX002": return .corrupt                 // data / index corrupted
         default: break
         }
         switch state.prefix(2) {
         case "23": return .constraint
         case "22": return .typeMismatch
-        case "08", "53", "58": return .io                      // connection, insufficient resources, system error
+        case "08": return .unavailable                        // connection exception
+        case "53", "58": return .io                           // insufficient resources (disk full, memory), system error
         case "0A": return .unsupported
         default: return .other
         }
@@ -43,7 +45,7 @@ extension StorageError {
 
     /// A lost or refused connection.
     static func connectionLost(_ reason: String, sql: String?) -> StorageError {
-        StorageError(code: .io, resultCode: packed("08006"), sqlState: "08006", sql: sql,
+        StorageError(code: .unavailable, resultCode: packed("08006"), sqlState: "08006", sql: sql,
                      message: "the PostgreSQL connection failed: \(reason)")
     }
 }

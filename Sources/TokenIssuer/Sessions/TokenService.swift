@@ -127,6 +127,8 @@ public final class TokenService: Sendable {
             }
         } catch let error as TokenError {
             throw error
+        } catch let error as StorageError where error.isTemporary {
+            throw TokenError(.storageUnavailable)
         } catch {
             throw TokenError(.storageFailure)
         }
