@@ -21,6 +21,10 @@ info:
     - Errors of Herald JSON routes use one envelope (`Error` below). Messages never contain a
       token, secret, private key, nonce or email.
     - Times in admin JSON are unix seconds.
+    - While the database is unreachable (a restart, a failover) a route that needs it answers
+      503 `service_unavailable` with `Retry-After` (OAuth endpoints: 503
+      `{"error":"temporarily_unavailable"}`). Nothing was changed: retry the same request,
+      with the same refresh token, once `/readyz` answers 200 again.
     - Lists answer `{"items":[…],"nextCursor":"…"|null}`; pass `nextCursor` back as `cursor`
       to read the next page. Cursors are opaque.
   license:
@@ -252,7 +256,7 @@ paths:
         "429":
           $ref: "#/components/responses/RateLimited"
         "503":
-          description: "`apple_unavailable`: Apple's JWKS could not be fetched and no cached key decides."
+          description: "`apple_unavailable`: Apple's JWKS could not be fetched and no cached key decides; `service_unavailable`: the database is unreachable. Either way nothing was consumed: retry after `Retry-After`."
           headers:
             Retry-After:
               schema:
