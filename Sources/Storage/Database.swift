@@ -22,6 +22,9 @@ public protocol Database: Sendable {
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T
     /// Runs body in one write transaction (SQLite: BEGIN IMMEDIATE on the single writer); commits
     /// when body returns, rolls back when it throws (the error is rethrown unchanged).
+    /// A body may run more than once — PostgreSQL retries serialization failures, SQLite re-runs
+    /// a body alone when the group commit it shared failed — so it must have no effects outside
+    /// the database besides its return value.
     @discardableResult
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T
     /// Applies the migrations not yet recorded, per (module, version), in order, each in its own transaction.

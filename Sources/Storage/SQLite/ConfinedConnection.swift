@@ -31,6 +31,11 @@ final class ConfinedConnection: @unchecked Sendable {
         }
     }
 
+    /// Queues `work` without waiting for it; it gets nil once the connection is closed.
+    func submit(_ work: @escaping @Sendable (SQLiteConnection?) -> Void) {
+        queue.async { work(self.connection) }
+    }
+
     /// Closes the connection after the work already queued has finished.
     func close() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

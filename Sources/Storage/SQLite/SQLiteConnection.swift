@@ -145,6 +145,41 @@ final class SQLiteConnection {
         return result
     }
 
+    /// Group commit: runs several write bodies in one transaction, each inside its own
+    /// savepoint, so they share one COMMIT and one sync of the WAL. A body that throws undoes
+    /// only its own changes and gets its error; the others go on, each seeing what the bodies
+    /// before it wrote, exactly as if they had run one after another.
+    ///
+    /// Returns one result per body, or nil when the transaction as a whole failed (SQLite
+    /// rolled it back after an error, or COMMIT failed): then nothing is committed and the
+    /// caller runs each body again on its own. Bodies must not run BEGIN/COMMIT/ROLLBACK.
+    func groupTransaction<R>(_ bodies: [(any SQLExecutor) throws -> R]) -> [Result<R, any Error>]? {
+        do {
+            try execute(TransactionKind.immediate.beginSQL, [])
+            var results: [Result<R, any Error>] = []
+            results.reserveCapacity(bodies.count)
+            for body in bodies {
+                try execute("SAVEPOINT herald_write", [])
+                do {
+                    let value = try body(SQLiteExecutor(connection: self))
+                    guard isInTransaction else { return nil }
+                    try execute("RELEASE herald_write", [])
+                    results.append(.success(value))
+                } catch {
+                    guard isInTransaction else { return nil }
+                    try execute("ROLLBACK TO herald_write", [])
+                    try execute("RELEASE herald_write", [])
+                    results.append(.failure(error))
+                }
+            }
+            try execute("COMMIT", [])
+            return results
+        } catch {
+            rollback()
+            return nil
+        }
+    }
+
     private var isInTransaction: Bool {
         guard let handle else { return false }
         return sqlite3_get_autocommit(handle) == 0

@@ -5,9 +5,10 @@ import Foundation
 ///
 /// Concurrency model:
 /// - **One writer.** Exactly one connection writes. It is confined to one serial
-///   `DispatchQueue`, so `write` bodies run one after another, each in a `BEGIN IMMEDIATE`
-///   transaction; concurrent callers simply queue up, and SQLite never sees two writers from
+///   `DispatchQueue`, so `write` bodies run one after another in `BEGIN IMMEDIATE`
+///   transactions; concurrent callers simply queue up, and SQLite never sees two writers from
 ///   this process (other processes, such as `herald migrate`, wait up to the busy timeout).
+///   Writes that queued up during a commit share the next one (group commit, `SQLiteWriter`).
 /// - **A pool of readers** (`readerCount`, default 2). A `read` borrows an idle reader (or
 ///   waits, suspended, for one) and runs its body on that reader's own serial queue, inside a
 ///   deferred transaction: the body sees one WAL snapshot of committed data, and is never
@@ -24,7 +25,7 @@ import Foundation
 public final class SQLiteDatabase: Database {
     /// The file path the database was opened with.
     public let path: String
-    private let writer: ConfinedConnection
+    private let writer: SQLiteWriter
     private let readers: ReaderPool
     private let now: @Sendable () -> Date
 
@@ -48,7 +49,7 @@ public final class SQLiteDatabase: Database {
             readerConnections.append(ConfinedConnection(try SQLiteConnection(path: path, role: .reader),
                                                         label: "herald.storage.reader.\(index)"))
         }
-        writer = ConfinedConnection(writerConnection, label: "herald.storage.writer")
+        writer = SQLiteWriter(ConfinedConnection(writerConnection, label: "herald.storage.writer"))
         readers = ReaderPool(readerConnections)
     }
 
@@ -59,14 +60,16 @@ public final class SQLiteDatabase: Database {
         }
     }
 
-    /// Runs body in one write transaction (BEGIN IMMEDIATE on the single writer); commits
-    /// when body returns, rolls back when it throws (the error is rethrown unchanged).
+    /// Runs body in one write transaction (BEGIN IMMEDIATE on the single writer, possibly shared
+    /// with other writes queued at the same time); returns once its changes are committed, rolls
+    /// back its changes when it throws (the error is rethrown unchanged).
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
-        try await writer.run { connection in
-            try connection.transaction(.immediate, body)
-        }
+        try await writer.write(body)
     }
+
+    /// The writer, for tests that look at group commit.
+    var writerForTesting: SQLiteWriter { writer }
 
     /// Applies the migrations not yet recorded, in (module registration order, version) order,
     /// each in its own write transaction; already-applied ones are checked by name and skipped.

@@ -1,0 +1,94 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+@testable import Storage
+
+/// SQLite group commit (`SQLiteWriter`): writes that queue up while the writer is busy share
+/// one transaction, yet each keeps its own outcome, as if it had run alone.
+@Suite struct GroupCommitTests {
+    /// Holds the writer with a body that waits for `gate`, queues `writes` behind it, waits
+    /// until all are queued, then lets the writer go and returns every write's outcome.
+    static func queuedBehindABusyWriter(_ database: SQLiteDatabase,
+                                        _ writes: [@Sendable (any SQLExecutor) throws -> Void]) async throws
+        -> [Result<Void, any Error>] {
+        let gate = DispatchSemaphore(value: 0)
+        let holding = Atomic<Bool>(false)
+        let holder = Task {
+            try await database.write { _ in
+                holding.store(true, ordering: .sequentiallyConsistent)
+                gate.wait()
+            }
+        }
+        try await waitUntil { holding.load(ordering: .sequentiallyConsistent) }
+        return try await withThrowingTaskGroup(of: (Int, Result<Void, any Error>).self) { group in
+            for (index, body) in writes.enumerated() {
+                group.addTask {
+                    do { return (index, .success(try await database.write(body))) } catch { return (index, .failure(error)) }
+                }
+            }
+            try await waitUntil { database.writerForTesting.queuedCount == writes.count }
+            gate.signal()
+            try await holder.value
+            var results = [Result<Void, any Error>?](repeating: nil, count: writes.count)
+            for try await (index, result) in group { results[index] = result }
+            return results.map { $0! }
+        }
+    }
+
+    @Test func queuedWritesShareOneCommitAndAFailingOneIsUndoneAlone() async throws {
+        try await withDatabase { database in
+            try await database.write { try $0.execute("CREATE TABLE t (k INTEGER PRIMARY KEY)") }
+            // Writes 0..<30 insert key i; writes 30..<40 insert a marker row, then a key that
+            // write i-30 already inserted: they fail, and their marker must go with them.
+            let writes: [@Sendable (any SQLExecutor) throws -> Void] = (0..<40).map { index in
+                { db in
+                    if index >= 30 { try db.execute("INSERT INTO t (k) VALUES (?)", .integer(Int64(1_000 + index))) }
+                    try db.execute("INSERT INTO t (k) VALUES (?)", .integer(Int64(index % 30)))
+                }
+            }
+            let commitsBefore = database.writerForTesting.commitCount
+            let results = try await Self.queuedBehindABusyWriter(database, writes)
+            for (index, result) in results.enumerated() {
+                if index < 30 {
+                    #expect((try? result.get()) != nil, "write \(index)")
+                } else {
+                    #expect(throws: StorageError.self) { try result.get() }
+                    if case .failure(let error as StorageError) = result { #expect(error.code == .uniqueViolation) }
+                }
+            }
+            let keys = try await database.read { try $0.query("SELECT k FROM t ORDER BY k").map { try $0.int("k") } }
+            #expect(keys == Array(0..<30).map(Int64.init))
+            // The busy writer's own commit, then one for the 40 queued writes.
+            #expect(database.writerForTesting.commitCount == commitsBefore + 2)
+        }
+    }
+
+    @Test func aBodyThatEndsTheSharedTransactionFailsAloneAndTheOthersRunAgainOnTheirOwn() async throws {
+        try await withDatabase { database in
+            try await database.write { try $0.execute("CREATE TABLE t (k INTEGER PRIMARY KEY)") }
+            let writes: [@Sendable (any SQLExecutor) throws -> Void] = (0..<10).map { index in
+                { db in
+                    try db.execute("INSERT INTO t (k) VALUES (?)", .integer(Int64(index)))
+                    // Misuse: ends the transaction it shares with the writes queued before it.
+                    if index == 5 { try db.execute("ROLLBACK") }
+                }
+            }
+            let results = try await Self.queuedBehindABusyWriter(database, writes)
+            for (index, result) in results.enumerated() {
+                #expect(((try? result.get()) != nil) == (index != 5), "write \(index)")
+            }
+            let keys = try await database.read { try $0.query("SELECT k FROM t ORDER BY k").map { try $0.int("k") } }
+            #expect(keys == [0, 1, 2, 3, 4, 6, 7, 8, 9])
+        }
+    }
+}
+
+/// Polls `condition` every millisecond for up to 10 s.
+private func waitUntil(_ condition: () -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(10)
+    while !condition() {
+        guard Date() < deadline else { throw StorageError(code: .other, message: "condition not reached in time") }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+}
