@@ -40,7 +40,7 @@ let package = Package(
         .testTarget(name: "RealmsTests", dependencies: ["Realms", "Storage", "JOSE"]),
         .testTarget(name: "TokenIssuerTests", dependencies: ["TokenIssuer", "Realms", "Storage", "JOSE", "HeraldTestSupport"]),
         .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
-        .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldTestSupport", "JOSE", "Storage"]),
+        .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldTestSupport", "JOSE", "Storage", "TokenIssuer"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,6 +9,7 @@ import Storage
 public final class HeraldApplication: Sendable {
     public let context: HeraldContext
     private let server: HTTPServer
+    private let maintenance = MaintenanceLoop()
 
     /// Opens the database, applies every module's migrations and builds the routes; call
     /// `start()` to begin serving. Configuration problems throw `ConfigurationError`.
@@ -95,15 +96,17 @@ public final class HeraldApplication: Sendable {
     /// Binds the port and starts serving.
     public func start() throws {
         try server.start()
+        maintenance.start(context: context)
         context.logger.info("listening", ["host": .string(context.configuration.host), "port": .int(Int(server.boundPort))])
     }
 
     /// The bound port (useful when configured with port 0 in tests).
     public var port: UInt16 { server.boundPort }
 
-    /// Stops accepting, finishes in-flight requests, then closes the database.
+    /// Stops accepting, finishes in-flight requests and housekeeping, then closes the database.
     public func shutdown() async {
         await server.shutdown()
+        await maintenance.stop()
         await context.database.close()
         context.logger.info("stopped")
     }

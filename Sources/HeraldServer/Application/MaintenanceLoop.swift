@@ -1,0 +1,38 @@
+import Synchronization
+import TokenIssuer
+
+/// Housekeeping every node runs in the background: purges sessions that ended long ago
+/// (`EndedSessionPurge`). Expired pending authorizations, codes, Apple replay entries and
+/// login-failure windows are purged by their own modules as they write.
+final class MaintenanceLoop: Sendable {
+    /// Often enough that the tables stay small, rarely enough to cost nothing.
+    static let interval: Duration = .seconds(600)
+
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    /// Runs the housekeeping now and then every `interval` until `stop()`.
+    func start(context: HeraldContext) {
+        let purge = EndedSessionPurge(database: context.database, now: context.now)
+        let logger = context.logger
+        let loop = Task {
+            while !Task.isCancelled {
+                do {
+                    let purged = try await purge.run()
+                    if purged > 0 { logger.info("sessions_purged", ["count": .int(purged)]) }
+                } catch {
+                    // Type only: a storage error's text may quote SQL. The next round retries.
+                    logger.warning("maintenance_failed", ["errorType": .string(String(describing: type(of: error)))])
+                }
+                try? await Task.sleep(for: Self.interval)
+            }
+        }
+        task.withLock { $0 = loop }
+    }
+
+    /// Cancels the loop and waits for a round in progress to finish.
+    func stop() async {
+        guard let loop = task.withLock({ $0.take() }) else { return }
+        loop.cancel()
+        await loop.value
+    }
+}
