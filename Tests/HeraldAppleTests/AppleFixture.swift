@@ -51,18 +51,17 @@ struct OfflineApple {
     }
 }
 
-/// A migrated SQLite database in a temp directory, with the replay store over it.
+/// A fresh database of one backend with the replay store's migrations, and the store over it.
 struct ReplayDatabase {
-    let directory: TemporaryDirectory
-    let database: SQLiteDatabase
+    let fresh: FreshDatabase
     let store: AppleReplayStore
 
-    init() async throws {
-        directory = try TemporaryDirectory()
-        database = try SQLiteDatabase(path: directory.file("herald.db"))
-        try await database.migrate(AppleReplayStore.migrations)
-        store = AppleReplayStore(database: database)
+    init(_ backend: Backend) async throws {
+        fresh = try await FreshDatabase(backend, migrations: AppleReplayStore.migrations)
+        store = AppleReplayStore(database: fresh.database)
     }
+
+    var database: any Database { fresh.database }
 
     func rowCount() async throws -> Int64 {
         try await database.read { db in try db.queryOne("SELECT COUNT(*) AS n FROM apple_token_replays")?.int("n") ?? -1 }

@@ -7,8 +7,8 @@ import Testing
 
 @Suite("Apple token replay protection")
 struct ReplayTests {
-    @Test func secondUseOfATokenIsReplayed() async throws {
-        let db = try await ReplayDatabase()
+    @Test(arguments: Backend.allCases) func secondUseOfATokenIsReplayed(backend: Backend) async throws {
+        let db = try await ReplayDatabase(backend)
         let apple = OfflineApple()
         let verifier = apple.verifier(replayStore: db.store)
         let token = apple.minter.token()
@@ -16,8 +16,8 @@ struct ReplayTests {
         #expect(await verifier.verify(token: token, policy: defaultPolicy()) == .rejected(.replayed))
     }
 
-    @Test func anotherTokenWithTheSameSubAndNonceIsReplayedUntilTheFirstExpires() async throws {
-        let db = try await ReplayDatabase()
+    @Test(arguments: Backend.allCases) func anotherTokenWithTheSameSubAndNonceIsReplayedUntilTheFirstExpires(backend: Backend) async throws {
+        let db = try await ReplayDatabase(backend)
         let apple = OfflineApple()
         let verifier = apple.verifier(replayStore: db.store)
         let now = apple.clock.now.timeIntervalSince1970.rounded(.down)
@@ -33,8 +33,8 @@ struct ReplayTests {
         #expect(await verifier.verify(token: second, policy: defaultPolicy()) == .rejected(.replayed))
     }
 
-    @Test func replayIsScopedByRealm() async throws {
-        let db = try await ReplayDatabase()
+    @Test(arguments: Backend.allCases) func replayIsScopedByRealm(backend: Backend) async throws {
+        let db = try await ReplayDatabase(backend)
         let apple = OfflineApple()
         let verifier = apple.verifier(replayStore: db.store)
         let token = apple.minter.token()
@@ -43,8 +43,8 @@ struct ReplayTests {
         #expect(await verifier.verify(token: token, policy: defaultPolicy(realmID: "globex")) == .rejected(.replayed))
     }
 
-    @Test func tokensWithoutNonceAreNotTracked() async throws {
-        let db = try await ReplayDatabase()
+    @Test(arguments: Backend.allCases) func tokensWithoutNonceAreNotTracked(backend: Backend) async throws {
+        let db = try await ReplayDatabase(backend)
         let apple = OfflineApple()
         let verifier = apple.verifier(replayStore: db.store)
         let token = apple.minter.token { $0.claims["nonce"] = nil }
@@ -54,8 +54,8 @@ struct ReplayTests {
         #expect(try await db.rowCount() == 0)
     }
 
-    @Test func rejectedTokensDoNotConsumeTheirNonce() async throws {
-        let db = try await ReplayDatabase()
+    @Test(arguments: Backend.allCases) func rejectedTokensDoNotConsumeTheirNonce(backend: Backend) async throws {
+        let db = try await ReplayDatabase(backend)
         let apple = OfflineApple()
         let verifier = apple.verifier(replayStore: db.store)
         let token = apple.minter.token()
@@ -63,8 +63,8 @@ struct ReplayTests {
         #expect(await verifier.verify(token: token, policy: defaultPolicy()).claims != nil)
     }
 
-    @Test func storesOnlyAHashOfSubAndNonce() async throws {
-        let db = try await ReplayDatabase()
+    @Test(arguments: Backend.allCases) func storesOnlyAHashOfSubAndNonce(backend: Backend) async throws {
+        let db = try await ReplayDatabase(backend)
         let apple = OfflineApple()
         #expect(await apple.verifier(replayStore: db.store).verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
         let rows = try await db.database.read { db in try db.query("SELECT realm_id, key_hash, expires_at FROM apple_token_replays") }
@@ -78,8 +78,8 @@ struct ReplayTests {
         }
     }
 
-    @Test func concurrentClaimsOfOnePairAcceptExactlyOne() async throws {
-        let db = try await ReplayDatabase()
+    @Test(arguments: Backend.allCases) func concurrentClaimsOfOnePairAcceptExactlyOne(backend: Backend) async throws {
+        let db = try await ReplayDatabase(backend)
         let store = db.store
         let accepted = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<12 {
@@ -90,8 +90,8 @@ struct ReplayTests {
         #expect(accepted == 1)
     }
 
-    @Test func purgeRemovesOnlyExpiredRowsAndIsBounded() async throws {
-        let db = try await ReplayDatabase()
+    @Test(arguments: Backend.allCases) func purgeRemovesOnlyExpiredRowsAndIsBounded(backend: Backend) async throws {
+        let db = try await ReplayDatabase(backend)
         for index in 0..<5 {
             #expect(try await db.store.claim(realmID: "acme", subject: "old-\(index)", nonce: "n", expiresAt: 1_100, now: 1_000))
         }
@@ -102,8 +102,8 @@ struct ReplayTests {
         #expect(try await db.rowCount() == 1)
     }
 
-    @Test func claimsPurgeExpiredRowsOpportunistically() async throws {
-        let db = try await ReplayDatabase()
+    @Test(arguments: Backend.allCases) func claimsPurgeExpiredRowsOpportunistically(backend: Backend) async throws {
+        let db = try await ReplayDatabase(backend)
         let store = AppleReplayStore(database: db.database, purgeIntervalSeconds: 60, purgeBatchSize: 100)
         // The first claim purges (nothing to purge yet) and arms the interval.
         #expect(try await store.claim(realmID: "acme", subject: "a", nonce: "n", expiresAt: 1_010, now: 1_000))
@@ -117,8 +117,8 @@ struct ReplayTests {
         #expect(try await db.rowCount() == 2)
     }
 
-    @Test func migrationsBelongToTheAppleModuleAndAreIdempotent() async throws {
-        let db = try await ReplayDatabase()
+    @Test(arguments: Backend.allCases) func migrationsBelongToTheAppleModuleAndAreIdempotent(backend: Backend) async throws {
+        let db = try await ReplayDatabase(backend)
         try await db.database.migrate(AppleReplayStore.migrations)
         #expect(AppleReplayStore.migrations.allSatisfy { $0.module == "apple" })
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import Synchronization
 import JOSE
 import Realms
@@ -9,29 +10,20 @@ import TokenIssuer
 /// The minimal signing key ring that realm creation provisions (TokenIssuer module).
 @Suite("Signing key ring")
 struct AdminSigningKeyRingTests {
-    /// A migrated database with one realm, in a temp folder removed afterwards.
-    static func withRing(retention: Int64 = SigningKeyRing.defaultRetiredKeyRetention,
-                         _ body: (SigningKeyRing, SQLiteDatabase, KeyRingClock) async throws -> Void) async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-keys-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let database = try SQLiteDatabase(path: folder.appendingPathComponent("keys.db").path)
-        let clock = KeyRingClock()
-        do {
-            try await database.migrate(RealmsSchema.migrations + TokenIssuerSchema.migrations)
+    /// A fresh migrated database of `backend` with one realm, closed afterwards.
+    static func withRing(_ backend: Backend, retention: Int64 = SigningKeyRing.defaultRetiredKeyRetention,
+                         _ body: (SigningKeyRing, any Database, KeyRingClock) async throws -> Void) async throws {
+        try await FreshDatabase.with(backend, migrations: RealmsSchema.migrations + TokenIssuerSchema.migrations) { database in
+            let clock = KeyRingClock()
             let ring = SigningKeyRing(database: database, masterKey: .generate(), retiredKeyRetention: retention, now: clock.now)
             _ = try await RealmStore(database: database).create(id: "acme", context: ChangeContext(actor: "test"))
             try await body(ring, database, clock)
-        } catch {
-            await database.close()
-            throw error
         }
-        await database.close()
     }
 
-    @Test("a key of each algorithm signs tokens its published JWK verifies", arguments: SigningAlgorithm.allCases)
-    func keySignsAndPublishes(algorithm: SigningAlgorithm) async throws {
-        try await Self.withRing { ring, _, _ in
+    @Test("a key of each algorithm signs tokens its published JWK verifies", arguments: Backend.allCases, SigningAlgorithm.allCases)
+    func keySignsAndPublishes(backend: Backend, algorithm: SigningAlgorithm) async throws {
+        try await Self.withRing(backend) { ring, _, _ in
             let info = try await ring.rotate(realmID: "acme", algorithm: algorithm)
             #expect(info.algorithm == algorithm.rawValue && info.status == "active")
             let published = try await ring.publishedKeys(realmID: "acme")
@@ -45,9 +37,9 @@ struct AdminSigningKeyRingTests {
         }
     }
 
-    @Test("private keys are stored sealed, never as PKCS#8 in the clear")
-    func sealedAtRest() async throws {
-        try await Self.withRing { ring, database, _ in
+    @Test("private keys are stored sealed, never as PKCS#8 in the clear", arguments: Backend.allCases)
+    func sealedAtRest(backend: Backend) async throws {
+        try await Self.withRing(backend) { ring, database, _ in
             _ = try await ring.rotate(realmID: "acme", algorithm: .es256)
             let active = try #require(try await ring.activeKey(realmID: "acme"))
             let der = try active.privateKey.pkcs8DER()
@@ -57,9 +49,9 @@ struct AdminSigningKeyRingTests {
         }
     }
 
-    @Test("a rotated-out key stays published for the retention period, then disappears")
-    func retiredKeyRetention() async throws {
-        try await Self.withRing(retention: 3600) { ring, _, clock in
+    @Test("a rotated-out key stays published for the retention period, then disappears", arguments: Backend.allCases)
+    func retiredKeyRetention(backend: Backend) async throws {
+        try await Self.withRing(backend, retention: 3600) { ring, _, clock in
             let first = try await ring.rotate(realmID: "acme", algorithm: .es256)
             let second = try await ring.rotate(realmID: "acme", algorithm: .edDSA)
             #expect(try await ring.activeKey(realmID: "acme")?.kid == second.kid)
@@ -70,9 +62,9 @@ struct AdminSigningKeyRingTests {
         }
     }
 
-    @Test("deleting the realm deletes its keys")
-    func keysGoWithRealm() async throws {
-        try await Self.withRing { ring, database, _ in
+    @Test("deleting the realm deletes its keys", arguments: Backend.allCases)
+    func keysGoWithRealm(backend: Backend) async throws {
+        try await Self.withRing(backend) { ring, database, _ in
             _ = try await ring.rotate(realmID: "acme", algorithm: .es256)
             try await RealmStore(database: database).delete("acme", context: ChangeContext(actor: "test"))
             #expect(try await ring.keys(realmID: "acme").isEmpty)

@@ -1,14 +1,15 @@
 import Foundation
 import Grants
+import HeraldTestSupport
 import JOSE
 import Testing
 @testable import HeraldServer
 
 @Suite("OAuth: authorize")
 struct OAuthAuthorizeTests {
-    @Test("a valid request is recorded and redirects to the realm's login page with the downstream state")
-    func redirectsToLoginPage() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a valid request is recorded and redirects to the realm's login page with the downstream state", arguments: Backend.allCases)
+    func redirectsToLoginPage(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let response = try await fixture.authorize(state: "a b&c")
             #expect(response.status == 302)
@@ -19,9 +20,9 @@ struct OAuthAuthorizeTests {
         }
     }
 
-    @Test("with Accept: application/json the answer is the downstream state and its lifetime")
-    func jsonVariant() async throws {
-        try await RunningHerald.with { herald in
+    @Test("with Accept: application/json the answer is the downstream state and its lifetime", arguments: Backend.allCases)
+    func jsonVariant(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald, realmFields: [:])
             let response = try await fixture.authorize(json: true)
             #expect(response.status == 200)
@@ -30,9 +31,9 @@ struct OAuthAuthorizeTests {
         }
     }
 
-    @Test("a realm without loginUrl cannot redirect a browser: server_error to the client")
-    func realmWithoutLoginURL() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a realm without loginUrl cannot redirect a browser: server_error to the client", arguments: Backend.allCases)
+    func realmWithoutLoginURL(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald, realmFields: [:])
             let response = try await fixture.authorize()
             #expect(response.status == 302)
@@ -42,9 +43,9 @@ struct OAuthAuthorizeTests {
         }
     }
 
-    @Test("an unknown or disabled client is refused with 400 unauthorized_client and never redirected")
-    func unknownClientNotRedirected() async throws {
-        try await RunningHerald.with { herald in
+    @Test("an unknown or disabled client is refused with 400 unauthorized_client and never redirected", arguments: Backend.allCases)
+    func unknownClientNotRedirected(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let unknown = try await fixture.authorize(client: "nobody")
             #expect(unknown.status == 400)
@@ -57,9 +58,9 @@ struct OAuthAuthorizeTests {
         }
     }
 
-    @Test("an unregistered or missing redirect URI is refused with 400 invalid_request and never redirected")
-    func unregisteredRedirectNotRedirected() async throws {
-        try await RunningHerald.with { herald in
+    @Test("an unregistered or missing redirect URI is refused with 400 invalid_request and never redirected", arguments: Backend.allCases)
+    func unregisteredRedirectNotRedirected(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             for redirect in ["https://evil.example/callback", OAuthFixture.redirect + "/", OAuthFixture.otherRedirect] {
                 let response = try await fixture.authorize(["redirect_uri": redirect])
@@ -73,9 +74,9 @@ struct OAuthAuthorizeTests {
         }
     }
 
-    @Test("plain PKCE, a missing method and a malformed challenge are redirected as invalid_request with state and iss")
-    func pkceRules() async throws {
-        try await RunningHerald.with { herald in
+    @Test("plain PKCE, a missing method and a malformed challenge are redirected as invalid_request with state and iss", arguments: Backend.allCases)
+    func pkceRules(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let cases: [[String: String?]] = [
                 ["code_challenge_method": "plain"], ["code_challenge_method": nil],
@@ -100,10 +101,10 @@ struct OAuthAuthorizeTests {
         }
     }
 
-    @Test("state is required, bounded, and a state already pending is refused until it expires")
-    func stateRules() async throws {
+    @Test("state is required, bounded, and a state already pending is refused until it expires", arguments: Backend.allCases)
+    func stateRules(backend: Backend) async throws {
         let clock = OAuthTestClock()
-        try await RunningHerald.with(now: clock.now) { herald in
+        try await RunningHerald.with(backend: backend, now: clock.now) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let missing = try await fixture.authorize(["state": nil])
             #expect(queryParameters(missing.header("Location") ?? "")["error"] == "invalid_request")
@@ -124,9 +125,9 @@ struct OAuthAuthorizeTests {
         }
     }
 
-    @Test("a scope outside the client's allowed scopes is invalid_scope; no scope means openid")
-    func scopeRules() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a scope outside the client's allowed scopes is invalid_scope; no scope means openid", arguments: Backend.allCases)
+    func scopeRules(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let wide = try await fixture.authorize(["scope": "openid admin"])
             #expect(queryParameters(wide.header("Location") ?? "")["error"] == "invalid_scope")
@@ -136,9 +137,9 @@ struct OAuthAuthorizeTests {
         }
     }
 
-    @Test("a response_type other than code is unsupported_response_type; repeated parameters are invalid_request")
-    func responseTypeAndRepeats() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a response_type other than code is unsupported_response_type; repeated parameters are invalid_request", arguments: Backend.allCases)
+    func responseTypeAndRepeats(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let token = try await fixture.authorize(["response_type": "token"])
             #expect(queryParameters(token.header("Location") ?? "")["error"] == "unsupported_response_type")
@@ -151,9 +152,9 @@ struct OAuthAuthorizeTests {
         }
     }
 
-    @Test("unknown and disabled realms answer 404")
-    func disabledRealm() async throws {
-        try await RunningHerald.with { herald in
+    @Test("unknown and disabled realms answer 404", arguments: Backend.allCases)
+    func disabledRealm(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let unknown = try await herald.request("GET", "/api/oauth/nowhere/authorize?" + OAuthFixture.authorizeQuery())
             #expect(unknown.status == 404)

@@ -1,5 +1,6 @@
 import Foundation
 import Grants
+import HeraldTestSupport
 import JOSE
 import Storage
 import Testing
@@ -7,9 +8,9 @@ import Testing
 
 @Suite("OAuth: branch B downstream completion")
 struct OAuthDownstreamTests {
-    @Test("completing a pending authorization returns the redirect URI with an ac_ code, the state and iss, once")
-    func completesOnce() async throws {
-        try await RunningHerald.with { herald in
+    @Test("completing a pending authorization returns the redirect URI with an ac_ code, the state and iss, once", arguments: Backend.allCases)
+    func completesOnce(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             _ = try await fixture.authorize(state: "x y&z=1")
             let redirect = try await fixture.complete(state: "x y&z=1", accountID: "acct-1")
@@ -34,9 +35,9 @@ struct OAuthDownstreamTests {
         }
     }
 
-    @Test("a registered redirect URI with a query gets the parameters appended with &")
-    func appendsToExistingQuery() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a registered redirect URI with a query gets the parameters appended with &", arguments: Backend.allCases)
+    func appendsToExistingQuery(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let response = try await fixture.authorize(["redirect_uri": "https://app.acme.example/q?x=1"])
             #expect(response.header("Location")?.hasPrefix(OAuthFixture.loginURL) == true)
@@ -46,10 +47,10 @@ struct OAuthDownstreamTests {
         }
     }
 
-    @Test("another client, an unknown state and an expired pending authorization are invalid_downstream_state")
-    func refusesMismatches() async throws {
+    @Test("another client, an unknown state and an expired pending authorization are invalid_downstream_state", arguments: Backend.allCases)
+    func refusesMismatches(backend: Backend) async throws {
         let clock = OAuthTestClock()
-        try await RunningHerald.with(now: clock.now) { herald in
+        try await RunningHerald.with(backend: backend, now: clock.now) { herald in
             let fixture = try await OAuthFixture.make(herald)
             _ = try await fixture.authorize()
             for (client, state) in [(OAuthFixture.confidentialClient, "st-123"), (OAuthFixture.publicClient, "other")] {
@@ -70,9 +71,9 @@ struct OAuthDownstreamTests {
         }
     }
 
-    @Test("the same state in another realm is a different authorization")
-    func realmScoped() async throws {
-        try await RunningHerald.with { herald in
+    @Test("the same state in another realm is a different authorization", arguments: Backend.allCases)
+    func realmScoped(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             _ = try await fixture.authorize()
             let grants = DownstreamAuthorizations(database: herald.application.context.database)
@@ -87,9 +88,9 @@ struct OAuthDownstreamTests {
 
 @Suite("OAuth: discovery")
 struct OAuthDiscoveryTests {
-    @Test("the openid-configuration names the realm's endpoints, S256, the realm's algorithm and iss support")
-    func document() async throws {
-        try await RunningHerald.with { herald in
+    @Test("the openid-configuration names the realm's endpoints, S256, the realm's algorithm and iss support", arguments: Backend.allCases)
+    func document(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme", ["signingAlgorithm": "RS256"])
             let response = try await herald.request("GET", "/api/oauth/acme/.well-known/openid-configuration")
             #expect(response.status == 200)

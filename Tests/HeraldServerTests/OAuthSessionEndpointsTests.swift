@@ -1,5 +1,6 @@
 import Foundation
 import Grants
+import HeraldTestSupport
 import JOSE
 import Testing
 @testable import HeraldServer
@@ -20,9 +21,9 @@ private func issueTokens(_ fixture: OAuthFixture, scope: String = "openid email 
 
 @Suite("OAuth: refresh_token grant")
 struct OAuthRefreshTests {
-    @Test("refresh rotates the token, may narrow the scope, refuses a wider one, and a replay revokes the family")
-    func rotationAndNarrowing() async throws {
-        try await RunningHerald.with { herald in
+    @Test("refresh rotates the token, may narrow the scope, refuses a wider one, and a replay revokes the family", arguments: Backend.allCases)
+    func rotationAndNarrowing(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let tokens = try await issueTokens(fixture, scope: "openid email")
             func refresh(_ token: String, scope: String? = nil) async throws -> TestHTTPClient.Response {
@@ -50,9 +51,9 @@ struct OAuthRefreshTests {
         }
     }
 
-    @Test("a refresh token presented by another client is invalid_grant")
-    func otherClient() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a refresh token presented by another client is invalid_grant", arguments: Backend.allCases)
+    func otherClient(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let tokens = try await issueTokens(fixture)
             let response = try await fixture.post("token", [("grant_type", "refresh_token"), ("refresh_token", tokens.refresh)],
@@ -64,9 +65,9 @@ struct OAuthRefreshTests {
 
 @Suite("OAuth: userinfo")
 struct OAuthUserinfoTests {
-    @Test("userinfo answers sub always, email with the email scope and name with profile, by GET and POST")
-    func claimsByScope() async throws {
-        try await RunningHerald.with { herald in
+    @Test("userinfo answers sub always, email with the email scope and name with profile, by GET and POST", arguments: Backend.allCases)
+    func claimsByScope(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let full = try await issueTokens(fixture)
             let response = try await fixture.userinfo(full.access)
@@ -86,9 +87,9 @@ struct OAuthUserinfoTests {
         }
     }
 
-    @Test("a missing, malformed, foreign or revoked token gets 401 with a Bearer challenge")
-    func badTokens() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a missing, malformed, foreign or revoked token gets 401 with a Bearer challenge", arguments: Backend.allCases)
+    func badTokens(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let tokens = try await issueTokens(fixture)
             let missing = try await herald.request("GET", "/api/oauth/acme/userinfo")
@@ -115,9 +116,9 @@ struct OAuthUserinfoTests {
 
 @Suite("OAuth: revoke and introspect")
 struct OAuthRevokeIntrospectTests {
-    @Test("revoking an access token ends its session; unknown tokens and other clients' tokens still answer 200")
-    func revoke() async throws {
-        try await RunningHerald.with { herald in
+    @Test("revoking an access token ends its session; unknown tokens and other clients' tokens still answer 200", arguments: Backend.allCases)
+    func revoke(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let tokens = try await issueTokens(fixture)
             let unknown = try await fixture.post("revoke", [("token", "nonsense"), ("client_id", OAuthFixture.publicClient)])
@@ -137,9 +138,9 @@ struct OAuthRevokeIntrospectTests {
         }
     }
 
-    @Test("revoke requires valid client authentication and a token")
-    func revokeAuthentication() async throws {
-        try await RunningHerald.with { herald in
+    @Test("revoke requires valid client authentication and a token", arguments: Backend.allCases)
+    func revokeAuthentication(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let wrong = try await fixture.post("revoke", [("token", "x")], basic: (OAuthFixture.confidentialClient, "wrong"))
             #expect(wrong.status == 401)
@@ -150,9 +151,9 @@ struct OAuthRevokeIntrospectTests {
         }
     }
 
-    @Test("introspection shows active tokens with their claims and inactive ones after revocation")
-    func introspect() async throws {
-        try await RunningHerald.with { herald in
+    @Test("introspection shows active tokens with their claims and inactive ones after revocation", arguments: Backend.allCases)
+    func introspect(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let tokens = try await issueTokens(fixture)
             let introspector = (OAuthFixture.otherClient, fixture.otherSecret)
@@ -185,10 +186,10 @@ struct OAuthRevokeIntrospectTests {
         }
     }
 
-    @Test("introspection needs a confidential client of the realm; a foreign realm's token is inactive")
-    func introspectAuthentication() async throws {
+    @Test("introspection needs a confidential client of the realm; a foreign realm's token is inactive", arguments: Backend.allCases)
+    func introspectAuthentication(backend: Backend) async throws {
         let clock = OAuthTestClock()
-        try await RunningHerald.with(now: clock.now) { herald in
+        try await RunningHerald.with(backend: backend, now: clock.now) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let tokens = try await issueTokens(fixture)
             let publicClient = try await fixture.post("introspect", [("token", tokens.access), ("client_id", OAuthFixture.publicClient)])

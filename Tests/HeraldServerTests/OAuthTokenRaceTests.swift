@@ -1,14 +1,15 @@
 import Foundation
 import Grants
+import HeraldTestSupport
 import JOSE
 import Testing
 @testable import HeraldServer
 
 @Suite("OAuth: token endpoint under concurrency and account changes")
 struct OAuthTokenRaceTests {
-    @Test("concurrent exchanges of one code: every presentation fails or ends revoked, none keeps working tokens")
-    func concurrentExchanges() async throws {
-        try await RunningHerald.with { herald in
+    @Test("concurrent exchanges of one code: every presentation fails or ends revoked, none keeps working tokens", arguments: Backend.allCases)
+    func concurrentExchanges(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let code = try await fixture.code(accountID: try await fixture.account())
             let responses = try await withThrowingTaskGroup(of: TestHTTPClient.Response.self) { group in
@@ -21,7 +22,8 @@ struct OAuthTokenRaceTests {
             // (RFC 6749 §4.1.2); a replay landing mid-exchange fails the first use too.
             let winners = responses.filter { $0.status == 200 }
             #expect(winners.count <= 1)
-            #expect(responses.filter { $0.json["error"] == "invalid_grant" }.count == responses.count - winners.count)
+            #expect(responses.filter { $0.json["error"] == "invalid_grant" }.count == responses.count - winners.count,
+                    "\(responses.map { "\($0.status) \($0.json["error"]?.stringValue ?? "")" })")
             for winner in winners {
                 let accessToken = try #require(winner.json["access_token"]?.stringValue)
                 #expect(try await fixture.userinfo(accessToken).status == 401)
@@ -45,9 +47,9 @@ struct OAuthTokenRaceTests {
         }
     }
 
-    @Test("a code of an account disabled since the login is invalid_grant")
-    func disabledAccount() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a code of an account disabled since the login is invalid_grant", arguments: Backend.allCases)
+    func disabledAccount(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let accountID = try await fixture.account()
             let code = try await fixture.code(accountID: accountID)
@@ -60,9 +62,9 @@ struct OAuthTokenRaceTests {
         }
     }
 
-    @Test("a disabled realm's token, userinfo, revoke and introspect endpoints answer 404")
-    func disabledRealm() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a disabled realm's token, userinfo, revoke and introspect endpoints answer 404", arguments: Backend.allCases)
+    func disabledRealm(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             _ = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false])
             for endpoint in ["token", "revoke", "introspect", "userinfo"] {

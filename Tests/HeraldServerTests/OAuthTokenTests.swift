@@ -1,14 +1,15 @@
 import Foundation
 import Grants
+import HeraldTestSupport
 import JOSE
 import Testing
 @testable import HeraldServer
 
 @Suite("OAuth: token endpoint, authorization_code grant")
 struct OAuthTokenCodeTests {
-    @Test("a public client exchanges its code with the right verifier for tokens and a signed ID token")
-    func exchangesCode() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a public client exchanges its code with the right verifier for tokens and a signed ID token", arguments: Backend.allCases)
+    func exchangesCode(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let accountID = try await fixture.account()
             let code = try await fixture.code(accountID: accountID)
@@ -45,9 +46,9 @@ struct OAuthTokenCodeTests {
         }
     }
 
-    @Test("a JSON body works like a form; without openid there is no ID token")
-    func jsonBodyWithoutOpenID() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a JSON body works like a form; without openid there is no ID token", arguments: Backend.allCases)
+    func jsonBodyWithoutOpenID(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let code = try await fixture.code(accountID: try await fixture.account(), ["scope": "email"])
             let response = try await herald.request("POST", "/api/oauth/acme/token", headers: [("Content-Type", "application/json")],
@@ -62,9 +63,9 @@ struct OAuthTokenCodeTests {
         }
     }
 
-    @Test("a wrong verifier is invalid_grant and burns the code")
-    func wrongVerifier() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a wrong verifier is invalid_grant and burns the code", arguments: Backend.allCases)
+    func wrongVerifier(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let code = try await fixture.code(accountID: try await fixture.account())
             let wrong = try await fixture.exchange(code, verifier: String(repeating: "A", count: 43))
@@ -77,9 +78,9 @@ struct OAuthTokenCodeTests {
         }
     }
 
-    @Test("a malformed verifier is invalid_request; missing parameters and grant types are named")
-    func malformedRequests() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a malformed verifier is invalid_request; missing parameters and grant types are named", arguments: Backend.allCases)
+    func malformedRequests(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let code = try await fixture.code(accountID: try await fixture.account())
             for verifier in ["short", String(repeating: "a", count: 129), String(repeating: "a", count: 42) + "+"] {
@@ -98,9 +99,9 @@ struct OAuthTokenCodeTests {
         }
     }
 
-    @Test("a reused code is invalid_grant and revokes the session its first use started")
-    func reusedCodeRevokesSession() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a reused code is invalid_grant and revokes the session its first use started", arguments: Backend.allCases)
+    func reusedCodeRevokesSession(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let code = try await fixture.code(accountID: try await fixture.account())
             let first = try await fixture.exchange(code)
@@ -121,9 +122,9 @@ struct OAuthTokenCodeTests {
         }
     }
 
-    @Test("a redirect URI other than the authorization request's is invalid_grant")
-    func mismatchedRedirect() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a redirect URI other than the authorization request's is invalid_grant", arguments: Backend.allCases)
+    func mismatchedRedirect(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let code = try await fixture.code(accountID: try await fixture.account())
             let response = try await fixture.exchange(code, redirect: "https://app.acme.example/q?x=1")
@@ -132,10 +133,10 @@ struct OAuthTokenCodeTests {
         }
     }
 
-    @Test("a code older than 60 seconds is invalid_grant")
-    func expiredCode() async throws {
+    @Test("a code older than 60 seconds is invalid_grant", arguments: Backend.allCases)
+    func expiredCode(backend: Backend) async throws {
         let clock = OAuthTestClock()
-        try await RunningHerald.with(now: clock.now) { herald in
+        try await RunningHerald.with(backend: backend, now: clock.now) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let accountID = try await fixture.account()
             let fresh = try await fixture.code(accountID: accountID)
@@ -149,9 +150,9 @@ struct OAuthTokenCodeTests {
         }
     }
 
-    @Test("another client's code is invalid_grant and stays usable by its own client")
-    func codeOfAnotherClient() async throws {
-        try await RunningHerald.with { herald in
+    @Test("another client's code is invalid_grant and stays usable by its own client", arguments: Backend.allCases)
+    func codeOfAnotherClient(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let code = try await fixture.code(accountID: try await fixture.account())
             let stolen = try await fixture.exchange(code, redirect: OAuthFixture.redirect,
@@ -165,9 +166,9 @@ struct OAuthTokenCodeTests {
 
 @Suite("OAuth: token endpoint, client authentication")
 struct OAuthClientAuthenticationTests {
-    @Test("a confidential client authenticates with client_secret_basic or client_secret_post")
-    func basicAndPost() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a confidential client authenticates with client_secret_basic or client_secret_post", arguments: Backend.allCases)
+    func basicAndPost(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let accountID = try await fixture.account()
             let client = OAuthFixture.confidentialClient
@@ -183,9 +184,9 @@ struct OAuthClientAuthenticationTests {
         }
     }
 
-    @Test("a confidential client without or with a wrong secret gets 401 invalid_client with a Basic challenge")
-    func missingOrWrongSecret() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a confidential client without or with a wrong secret gets 401 invalid_client with a Basic challenge", arguments: Backend.allCases)
+    func missingOrWrongSecret(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let client = OAuthFixture.confidentialClient
             let code = try await fixture.code(client: client, accountID: try await fixture.account())
@@ -206,9 +207,9 @@ struct OAuthClientAuthenticationTests {
         }
     }
 
-    @Test("mixing Basic and a body secret is invalid_request; a malformed Basic header is invalid_client")
-    func mixedMethods() async throws {
-        try await RunningHerald.with { herald in
+    @Test("mixing Basic and a body secret is invalid_request; a malformed Basic header is invalid_client", arguments: Backend.allCases)
+    func mixedMethods(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let client = OAuthFixture.confidentialClient
             let mixed = try await fixture.post("token", [("grant_type", "refresh_token"), ("refresh_token", "x"),

@@ -1,3 +1,4 @@
+import HeraldTestSupport
 import Storage
 import Testing
 @testable import Realms
@@ -9,9 +10,9 @@ struct AccountResolverTests {
                                isPrivateEmail: false, name: name)
     }
 
-    @Test("a returning login that would change nothing is answered from a reader snapshot")
-    func unchangedReturningLoginSkipsTheWriter() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a returning login that would change nothing is answered from a reader snapshot", arguments: Backend.allCases)
+    func unchangedReturningLoginSkipsTheWriter(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let resolver = AccountResolver(database: test.database, now: test.clock.now)
             let full = PersonName(givenName: "Jane", familyName: "Doe", displayName: "Jane Doe")
@@ -27,9 +28,9 @@ struct AccountResolverTests {
         }
     }
 
-    @Test("a returning login that brings a missing name or a real email goes to the write transaction and fills it")
-    func returningLoginThatFillsSomethingStillWrites() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a returning login that brings a missing name or a real email goes to the write transaction and fills it", arguments: Backend.allCases)
+    func returningLoginThatFillsSomethingStillWrites(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let resolver = AccountResolver(database: test.database, now: test.clock.now)
             let first = try await resolver.resolve(realmID: "acme", claims: Self.claims())
@@ -51,9 +52,9 @@ struct AccountResolverTests {
         }
     }
 
-    @Test("a disabled account is refused on the read path too")
-    func disabledAccountIsRefused() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a disabled account is refused on the read path too", arguments: Backend.allCases)
+    func disabledAccountIsRefused(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let resolver = AccountResolver(database: test.database, now: test.clock.now)
             let first = try await resolver.resolve(realmID: "acme", claims: Self.claims(email: "jane@example.com"))

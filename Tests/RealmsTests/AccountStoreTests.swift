@@ -1,3 +1,4 @@
+import HeraldTestSupport
 import JOSE
 import Storage
 import Synchronization
@@ -15,9 +16,9 @@ final class RecordingRevoker: AccountSessionRevoker {
 
 @Suite("Account store")
 struct AccountStoreTests {
-    @Test("emails are unique per realm regardless of case, but may repeat across realms")
-    func emailUniqueness() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("emails are unique per realm regardless of case, but may repeat across realms", arguments: Backend.allCases)
+    func emailUniqueness(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             _ = try await test.realms.create(id: "other", context: admin)
             let account = try await test.accounts.create(realmID: "acme", NewAccount(email: "Jane@Example.com", emailVerified: true))
@@ -31,9 +32,9 @@ struct AccountStoreTests {
         }
     }
 
-    @Test("an identity links once per (realm, provider, subject)")
-    func identityUnique() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("an identity links once per (realm, provider, subject)", arguments: Backend.allCases)
+    func identityUnique(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let a = try await test.accounts.create(realmID: "acme", NewAccount(email: "a@example.com"))
             let b = try await test.accounts.create(realmID: "acme", NewAccount(email: "b@example.com"))
@@ -53,9 +54,9 @@ struct AccountStoreTests {
         }
     }
 
-    @Test("accounts are filtered by email, status and provider")
-    func filters() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("accounts are filtered by email, status and provider", arguments: Backend.allCases)
+    func filters(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let a = try await test.accounts.create(realmID: "acme", NewAccount(email: "a@example.com"))
             let b = try await test.accounts.create(realmID: "acme", NewAccount(email: "b@example.com"))
@@ -71,9 +72,9 @@ struct AccountStoreTests {
         }
     }
 
-    @Test("paging neither repeats nor skips accounts when others are inserted between pages")
-    func pagingStableUnderInserts() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("paging neither repeats nor skips accounts when others are inserted between pages", arguments: Backend.allCases)
+    func pagingStableUnderInserts(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             var created: [String] = []
             for index in 0..<5 {
@@ -94,9 +95,9 @@ struct AccountStoreTests {
         }
     }
 
-    @Test("disabling an account revokes its sessions and is audited without the email")
-    func disable() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("disabling an account revokes its sessions and is audited without the email", arguments: Backend.allCases)
+    func disable(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             let revoker = RecordingRevoker()
             let accounts = AccountStore(database: test.database, sessionRevoker: revoker, now: test.clock.now)
             _ = try await test.realms.create(id: "acme", context: admin)
@@ -114,9 +115,9 @@ struct AccountStoreTests {
         }
     }
 
-    @Test("status deleted cannot be set by update; an email taken by another account is a conflict")
-    func updateRules() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("status deleted cannot be set by update; an email taken by another account is a conflict", arguments: Backend.allCases)
+    func updateRules(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let a = try await test.accounts.create(realmID: "acme", NewAccount(email: "a@example.com"))
             _ = try await test.accounts.create(realmID: "acme", NewAccount(email: "b@example.com"))
@@ -133,9 +134,9 @@ struct AccountStoreTests {
         }
     }
 
-    @Test("deleting an account frees its email, keeps only its hash, unlinks identities and revokes sessions")
-    func delete() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("deleting an account frees its email, keeps only its hash, unlinks identities and revokes sessions", arguments: Backend.allCases)
+    func delete(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             let revoker = RecordingRevoker()
             let accounts = AccountStore(database: test.database, sessionRevoker: revoker, now: test.clock.now)
             _ = try await test.realms.create(id: "acme", context: admin)
@@ -169,9 +170,9 @@ struct AccountStoreTests {
         }
     }
 
-    @Test("account names are validated part by part")
-    func nameValidation() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("account names are validated part by part", arguments: Backend.allCases)
+    func nameValidation(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let a = try await test.accounts.create(realmID: "acme", NewAccount(email: "a@example.com"))
             let error = await realmsError {

@@ -1,3 +1,4 @@
+import HeraldTestSupport
 import JOSE
 import Storage
 import Testing
@@ -5,9 +6,9 @@ import Testing
 
 @Suite("Admin token store")
 struct AdminTokenStoreTests {
-    @Test("a created token authenticates as its name and is stored only as a hash")
-    func createAndAuthenticate() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a created token authenticates as its name and is stored only as a hash", arguments: Backend.allCases)
+    func createAndAuthenticate(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             let token = try await test.adminTokens.create(name: "deploy-bot", context: ChangeContext(actor: "cli"))
             #expect(token.hasPrefix("hadm_") && token.count > 40)
             #expect(try await test.adminTokens.authenticate(token) == "deploy-bot")
@@ -20,9 +21,9 @@ struct AdminTokenStoreTests {
         }
     }
 
-    @Test("names are unique, validated, and 'env' is reserved")
-    func names() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("names are unique, validated, and 'env' is reserved", arguments: Backend.allCases)
+    func names(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             let cli = try ChangeContext(actor: "cli")
             _ = try await test.adminTokens.create(name: "ops", context: cli)
             #expect(await realmsError { try await test.adminTokens.create(name: "ops", context: cli) }?.code == .conflict)
@@ -31,9 +32,9 @@ struct AdminTokenStoreTests {
         }
     }
 
-    @Test("a revoked token stops authenticating at once")
-    func revoke() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a revoked token stops authenticating at once", arguments: Backend.allCases)
+    func revoke(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             let cli = try ChangeContext(actor: "cli")
             let token = try await test.adminTokens.create(name: "ops", context: cli)
             try await test.adminTokens.revoke(name: "ops", context: cli)
@@ -44,9 +45,9 @@ struct AdminTokenStoreTests {
         }
     }
 
-    @Test("the environment token follows HERALD_ADMIN_TOKEN: registered, replaced, removed")
-    func environmentToken() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("the environment token follows HERALD_ADMIN_TOKEN: registered, replaced, removed", arguments: Backend.allCases)
+    func environmentToken(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             let first = String(repeating: "a", count: 32)
             let second = String(repeating: "b", count: 40)
             try await test.adminTokens.registerEnvironmentToken(first)
@@ -60,9 +61,9 @@ struct AdminTokenStoreTests {
         }
     }
 
-    @Test("an environment token shorter than 32 characters is refused")
-    func shortEnvironmentToken() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("an environment token shorter than 32 characters is refused", arguments: Backend.allCases)
+    func shortEnvironmentToken(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             let error = await realmsError { try await test.adminTokens.registerEnvironmentToken(String(repeating: "a", count: 31)) }
             #expect(error?.fieldIssues.map(\.field) == ["HERALD_ADMIN_TOKEN"])
             #expect(try await test.adminTokens.list().isEmpty)

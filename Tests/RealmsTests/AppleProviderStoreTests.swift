@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import JOSE
 import Storage
 import Testing
@@ -13,9 +14,9 @@ struct AppleProviderStoreTests {
                               teamId: "ABCDE12345", keyId: "KEY1234567", privateKey: privateKey)
     }
 
-    @Test("a configured private key is sealed at rest, reported only as configured, and decrypts")
-    func privateKeySealed() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a configured private key is sealed at rest, reported only as configured, and decrypts", arguments: Backend.allCases)
+    func privateKeySealed(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let key = try PrivateKey.generate(for: .es256)
             let keyPEM = try pem(of: key)
@@ -40,9 +41,9 @@ struct AppleProviderStoreTests {
         }
     }
 
-    @Test("a sealed key moved to another realm's row does not decrypt")
-    func sealBoundToRealm() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a sealed key moved to another realm's row does not decrypt", arguments: Backend.allCases)
+    func sealBoundToRealm(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             _ = try await test.realms.create(id: "other", context: admin)
             let store = test.appleProviders(masterKey: masterKey)
@@ -56,9 +57,9 @@ struct AppleProviderStoreTests {
         }
     }
 
-    @Test("writing without a private key keeps the stored one; remove drops it")
-    func keepAndRemoveKey() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("writing without a private key keeps the stored one; remove drops it", arguments: Backend.allCases)
+    func keepAndRemoveKey(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let store = test.appleProviders(masterKey: masterKey)
             _ = try await store.put(realmID: "acme", settings: settings(privateKey: .replace(try pem(of: .generate(for: .es256)))),
@@ -75,9 +76,9 @@ struct AppleProviderStoreTests {
         }
     }
 
-    @Test("invalid settings name every field, without echoing the key")
-    func invalidSettings() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("invalid settings name every field, without echoing the key", arguments: Backend.allCases)
+    func invalidSettings(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let store = test.appleProviders(masterKey: masterKey)
             let bad = AppleProviderSettings(
@@ -93,9 +94,9 @@ struct AppleProviderStoreTests {
         }
     }
 
-    @Test("an audience repeating the Services ID is a duplicate; case differences are not")
-    func audienceDuplicates() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("an audience repeating the Services ID is a duplicate; case differences are not", arguments: Backend.allCases)
+    func audienceDuplicates(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let store = test.appleProviders(masterKey: masterKey)
             let error = await realmsError {
@@ -111,9 +112,9 @@ struct AppleProviderStoreTests {
         }
     }
 
-    @Test("a key that is not EC P-256 is refused")
-    func nonAppleKey() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a key that is not EC P-256 is refused", arguments: Backend.allCases)
+    func nonAppleKey(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let store = test.appleProviders(masterKey: masterKey)
             let error = await realmsError {
@@ -124,9 +125,9 @@ struct AppleProviderStoreTests {
         }
     }
 
-    @Test("the audit log records a key change as redacted, never the key")
-    func auditRedactsKey() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("the audit log records a key change as redacted, never the key", arguments: Backend.allCases)
+    func auditRedactsKey(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let store = test.appleProviders(masterKey: masterKey)
             let keyPEM = try pem(of: .generate(for: .es256))
@@ -142,9 +143,9 @@ struct AppleProviderStoreTests {
         }
     }
 
-    @Test("provider writes on an unknown realm are not found; deleting a missing provider too")
-    func notFound() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("provider writes on an unknown realm are not found; deleting a missing provider too", arguments: Backend.allCases)
+    func notFound(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             let store = test.appleProviders(masterKey: masterKey)
             #expect(await realmsError { try await store.put(realmID: "nope", settings: settings(), context: admin) }?.code
                 == .notFound)

@@ -1,11 +1,12 @@
+import HeraldTestSupport
 import Testing
 @testable import Realms
 
 @Suite("Audit log")
 struct AuditLogTests {
-    @Test("entries are listed newest first in pages, with filters")
-    func pagingAndFilters() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("entries are listed newest first in pages, with filters", arguments: Backend.allCases)
+    func pagingAndFilters(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             for id in ["r1", "r2", "r3"] {
                 _ = try await test.realms.create(id: id, context: admin)
                 test.clock.advance(by: 1)

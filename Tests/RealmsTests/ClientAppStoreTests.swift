@@ -1,3 +1,4 @@
+import HeraldTestSupport
 import JOSE
 import Storage
 import Testing
@@ -5,9 +6,9 @@ import Testing
 
 @Suite("Client app store")
 struct ClientAppStoreTests {
-    @Test("a public client gets the defaults and no secret")
-    func publicClient() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a public client gets the defaults and no secret", arguments: Backend.allCases)
+    func publicClient(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let created = try await test.clients.create(realmID: "acme", clientID: "ios", changes: ClientAppChanges(name: "iOS"),
                                                         context: admin)
@@ -22,9 +23,9 @@ struct ClientAppStoreTests {
         }
     }
 
-    @Test("a confidential client's secret is shown once and stored only as its SHA-256")
-    func confidentialSecret() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a confidential client's secret is shown once and stored only as its SHA-256", arguments: Backend.allCases)
+    func confidentialSecret(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let created = try await test.clients.create(
                 realmID: "acme", clientID: "backend",
@@ -40,9 +41,9 @@ struct ClientAppStoreTests {
         }
     }
 
-    @Test("rotating a secret returns a new one and the old one stops working")
-    func rotation() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("rotating a secret returns a new one and the old one stops working", arguments: Backend.allCases)
+    func rotation(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let old = try #require(try await test.clients.create(
                 realmID: "acme", clientID: "backend", changes: ClientAppChanges(name: "Backend", confidential: true),
@@ -55,9 +56,9 @@ struct ClientAppStoreTests {
         }
     }
 
-    @Test("a public client has no secret to rotate")
-    func rotatePublic() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a public client has no secret to rotate", arguments: Backend.allCases)
+    func rotatePublic(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             _ = try await test.clients.create(realmID: "acme", clientID: "ios", changes: ClientAppChanges(name: "iOS"),
                                               context: admin)
@@ -68,9 +69,9 @@ struct ClientAppStoreTests {
         }
     }
 
-    @Test("making a client confidential issues its first secret; making it public drops the secret")
-    func confidentialityChanges() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("making a client confidential issues its first secret; making it public drops the secret", arguments: Backend.allCases)
+    func confidentialityChanges(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             _ = try await test.clients.create(realmID: "acme", clientID: "app", changes: ClientAppChanges(name: "App"),
                                               context: admin)
@@ -88,9 +89,9 @@ struct ClientAppStoreTests {
         }
     }
 
-    @Test("a disabled client does not authenticate")
-    func disabledClient() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a disabled client does not authenticate", arguments: Backend.allCases)
+    func disabledClient(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let secret = try #require(try await test.clients.create(
                 realmID: "acme", clientID: "backend", changes: ClientAppChanges(name: "B", confidential: true),
@@ -101,9 +102,9 @@ struct ClientAppStoreTests {
         }
     }
 
-    @Test("invalid client input names every field")
-    func invalidInput() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("invalid client input names every field", arguments: Backend.allCases)
+    func invalidInput(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let changes = ClientAppChanges(
                 redirectUris: ["https://ok.example.com/cb", "http://evil.example.com/cb", "https://ok.example.com/cb",
@@ -118,9 +119,9 @@ struct ClientAppStoreTests {
         }
     }
 
-    @Test("client ids are unique per realm, not across realms")
-    func uniquePerRealm() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("client ids are unique per realm, not across realms", arguments: Backend.allCases)
+    func uniquePerRealm(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             _ = try await test.realms.create(id: "other", context: admin)
             _ = try await test.clients.create(realmID: "acme", clientID: "web", changes: ClientAppChanges(name: "W"), context: admin)
@@ -135,9 +136,9 @@ struct ClientAppStoreTests {
         }
     }
 
-    @Test("TTL overrides can be set and cleared")
-    func ttlOverrides() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("TTL overrides can be set and cleared", arguments: Backend.allCases)
+    func ttlOverrides(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             _ = try await test.clients.create(realmID: "acme", clientID: "web",
                                               changes: ClientAppChanges(name: "W", accessTokenTTL: 300), context: admin)
@@ -148,9 +149,9 @@ struct ClientAppStoreTests {
         }
     }
 
-    @Test("clients are listed by client id across pages")
-    func paging() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("clients are listed by client id across pages", arguments: Backend.allCases)
+    func paging(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             for id in ["c", "a", "b"] {
                 _ = try await test.clients.create(realmID: "acme", clientID: id, changes: ClientAppChanges(name: id), context: admin)
@@ -164,9 +165,9 @@ struct ClientAppStoreTests {
         }
     }
 
-    @Test("the audit log shows secrets as redacted and never holds one")
-    func auditRedactsSecrets() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("the audit log shows secrets as redacted and never holds one", arguments: Backend.allCases)
+    func auditRedactsSecrets(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let first = try #require(try await test.clients.create(
                 realmID: "acme", clientID: "backend", changes: ClientAppChanges(name: "B", confidential: true),
@@ -181,9 +182,9 @@ struct ClientAppStoreTests {
         }
     }
 
-    @Test("deleting a client removes it and is audited")
-    func delete() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("deleting a client removes it and is audited", arguments: Backend.allCases)
+    func delete(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             _ = try await test.clients.create(realmID: "acme", clientID: "web", changes: ClientAppChanges(name: "W"), context: admin)
             try await test.clients.delete(realmID: "acme", clientID: "web", context: admin)

@@ -1,3 +1,4 @@
+import HeraldTestSupport
 import JOSE
 import Storage
 import Testing
@@ -5,9 +6,9 @@ import Testing
 
 @Suite("Realm store")
 struct RealmStoreTests {
-    @Test("a realm created from just an id has every default")
-    func defaults() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a realm created from just an id has every default", arguments: Backend.allCases)
+    func defaults(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             let realm = try await test.realms.create(id: "acme", context: admin)
             #expect(realm.displayName == "acme")
             #expect(realm.enabled && realm.registrationEnabled && realm.nonceRequired)
@@ -22,18 +23,18 @@ struct RealmStoreTests {
         }
     }
 
-    @Test("creating a realm whose id exists is a conflict")
-    func duplicateID() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("creating a realm whose id exists is a conflict", arguments: Backend.allCases)
+    func duplicateID(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let error = await realmsError { try await test.realms.create(id: "acme", context: admin) }
             #expect(error?.code == .conflict)
         }
     }
 
-    @Test("every invalid field is named at once")
-    func invalidFieldsNamed() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("every invalid field is named at once", arguments: Backend.allCases)
+    func invalidFieldsNamed(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             let changes = RealmChanges(displayName: "", accessTokenTTL: 5, loginUrl: "http://evil.example.com/",
                                        failuresPerWindow: 0, windowSeconds: 999_999)
             let error = await realmsError { try await test.realms.create(id: "Bad_Id", changes: changes, context: admin) }
@@ -45,9 +46,9 @@ struct RealmStoreTests {
         }
     }
 
-    @Test("a refresh lifetime shorter than the access lifetime is refused")
-    func refreshShorterThanAccess() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a refresh lifetime shorter than the access lifetime is refused", arguments: Backend.allCases)
+    func refreshShorterThanAccess(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             let error = await realmsError {
                 try await test.realms.create(id: "acme", changes: RealmChanges(accessTokenTTL: 3600, refreshTokenTTL: 600),
                                              context: admin)
@@ -56,9 +57,9 @@ struct RealmStoreTests {
         }
     }
 
-    @Test("an update changes only the given fields and can clear the login URL")
-    func update() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("an update changes only the given fields and can clear the login URL", arguments: Backend.allCases)
+    func update(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(
                 id: "acme", changes: RealmChanges(loginUrl: "https://login.example.com/"), context: admin)
             test.clock.advance(by: 60)
@@ -76,9 +77,9 @@ struct RealmStoreTests {
         }
     }
 
-    @Test("a disabled realm is hidden from public lookups but not from admin reads")
-    func enabledRealm() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a disabled realm is hidden from public lookups but not from admin reads", arguments: Backend.allCases)
+    func enabledRealm(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", changes: RealmChanges(enabled: false), context: admin)
             #expect(try await test.realms.enabledRealm("acme") == nil)
             #expect(try await test.realms.realm("acme")?.enabled == false)
@@ -88,9 +89,9 @@ struct RealmStoreTests {
         }
     }
 
-    @Test("updating or deleting an unknown realm is not found")
-    func unknownRealm() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("updating or deleting an unknown realm is not found", arguments: Backend.allCases)
+    func unknownRealm(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             #expect(await realmsError { try await test.realms.update("nope", changes: RealmChanges(), context: admin) }?
                 .code == .notFound)
             #expect(await realmsError { try await test.realms.delete("nope", context: admin) }?.code == .notFound)
@@ -99,9 +100,9 @@ struct RealmStoreTests {
         }
     }
 
-    @Test("realms are listed by id in pages joined by opaque cursors")
-    func paging() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("realms are listed by id in pages joined by opaque cursors", arguments: Backend.allCases)
+    func paging(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             for id in ["delta", "alpha", "echo", "charlie", "bravo"] {
                 _ = try await test.realms.create(id: id, context: admin)
             }
@@ -115,9 +116,9 @@ struct RealmStoreTests {
         }
     }
 
-    @Test("a cursor from another list or garbage is refused naming the cursor")
-    func badCursor() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("a cursor from another list or garbage is refused naming the cursor", arguments: Backend.allCases)
+    func badCursor(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             for cursor in ["garbage!", Base64URL.encode(Array("accounts:5".utf8))] {
                 let error = await realmsError { try await test.realms.list(page: PageRequest(cursor: cursor)) }
                 #expect(error?.fieldIssues.map(\.field) == ["cursor"])
@@ -127,10 +128,10 @@ struct RealmStoreTests {
         }
     }
 
-    @Test("a failing provisioning hook rolls the realm back")
-    func provisioningIsAtomic() async throws {
+    @Test("a failing provisioning hook rolls the realm back", arguments: Backend.allCases)
+    func provisioningIsAtomic(backend: Backend) async throws {
         struct ProvisioningFailed: Error {}
-        try await TestDatabase.with { test throws in
+        try await TestDatabase.with(backend) { test throws in
             await #expect(throws: ProvisioningFailed.self) {
                 try await test.realms.create(id: "acme", context: admin) { _, _ in throw ProvisioningFailed() }
             }
@@ -139,9 +140,9 @@ struct RealmStoreTests {
         }
     }
 
-    @Test("deleting a realm removes its clients and accounts and is audited")
-    func deleteCascades() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("deleting a realm removes its clients and accounts and is audited", arguments: Backend.allCases)
+    func deleteCascades(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             _ = try await test.clients.create(realmID: "acme", clientID: "web", changes: ClientAppChanges(name: "Web"),
                                               context: admin)
@@ -157,9 +158,9 @@ struct RealmStoreTests {
         }
     }
 
-    @Test("create and update are audited with actor, reason and a field diff")
-    func audited() async throws {
-        try await TestDatabase.with { test throws in
+    @Test("create and update are audited with actor, reason and a field diff", arguments: Backend.allCases)
+    func audited(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
             let context = try ChangeContext(actor: "alice", reason: "longer sessions for ticket 42")
             _ = try await test.realms.update("acme", changes: RealmChanges(accessTokenTTL: 1800), context: context)

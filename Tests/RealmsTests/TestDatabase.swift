@@ -1,27 +1,21 @@
 import Foundation
+import HeraldTestSupport
 import JOSE
 import Storage
 import Synchronization
 import Testing
 @testable import Realms
 
-/// A fresh, migrated SQLite database in its own temp directory, removed afterwards.
+/// A fresh, migrated database of one backend (HeraldTestSupport's `FreshDatabase`).
 final class TestDatabase: Sendable {
-    let directory: URL
-    let database: SQLiteDatabase
+    let fresh: FreshDatabase
     let clock = TestClock()
 
-    init() async throws {
-        directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("herald-realms-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
-        database = try SQLiteDatabase(path: directory.appendingPathComponent("test.db").path)
-        try await database.migrate(RealmsSchema.migrations)
+    init(_ backend: Backend) async throws {
+        fresh = try await FreshDatabase(backend, migrations: RealmsSchema.migrations)
     }
 
-    deinit {
-        try? FileManager.default.removeItem(at: directory)
-    }
+    var database: any Database { fresh.database }
 
     var realms: RealmStore { RealmStore(database: database, now: clock.now) }
     var clients: ClientAppStore { ClientAppStore(database: database, now: clock.now) }
@@ -33,16 +27,16 @@ final class TestDatabase: Sendable {
         AppleProviderStore(database: database, masterKey: masterKey, now: clock.now)
     }
 
-    /// Runs `body`, then closes the database.
-    static func with(_ body: (TestDatabase) async throws -> Void) async throws {
-        let test = try await TestDatabase()
+    /// Runs `body` with a fresh database of `backend`, then closes it.
+    static func with(_ backend: Backend, _ body: (TestDatabase) async throws -> Void) async throws {
+        let test = try await TestDatabase(backend)
         do {
             try await body(test)
         } catch {
-            await test.database.close()
+            await test.fresh.close()
             throw error
         }
-        await test.database.close()
+        await test.fresh.close()
     }
 
     /// The raw rows of a table, to check what is (and is not) stored.

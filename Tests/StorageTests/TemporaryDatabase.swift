@@ -61,13 +61,8 @@ func thrownStorageError<R>(
     await #expect(throws: StorageError.self, sourceLocation: sourceLocation) { _ = try await body() }
 }
 
-/// The backends the backend-agnostic suites run against.
-enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite
-    case postgres
-
-    var testDescription: String { rawValue }
-}
+/// The shared `HeraldTestSupport.Backend`, visible to every file of this target without an import.
+typealias Backend = HeraldTestSupport.Backend
 
 /// Runs `body` with a fresh, empty database of `backend`: a SQLite file in a temp directory, or
 /// a new database in the shared test PostgreSQL cluster. Closes it afterwards.

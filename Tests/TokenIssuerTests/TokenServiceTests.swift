@@ -8,16 +8,14 @@ import Testing
 
 /// A migrated database with realm `acme` (with a signing key) and one active account.
 struct TokenFixture {
-    let directory: TemporaryDirectory
-    let database: SQLiteDatabase
+    let fresh: FreshDatabase
     let clock = TestClock()
     let masterKey = MasterKey.generate()
     let accountID: String
 
-    init(realmChanges: RealmChanges = RealmChanges()) async throws {
-        directory = try TemporaryDirectory()
-        database = try SQLiteDatabase(path: directory.file("herald.db"))
-        try await database.migrate(RealmsSchema.migrations + TokenIssuerSchema.migrations)
+    init(_ backend: Backend, realmChanges: RealmChanges = RealmChanges()) async throws {
+        fresh = try await FreshDatabase(backend, migrations: RealmsSchema.migrations + TokenIssuerSchema.migrations)
+        let database = fresh.database
         let ring = SigningKeyRing(database: database, masterKey: masterKey, now: clock.closure)
         let key = try ring.prepareKey(realmID: "acme", algorithm: realmChanges.signingAlgorithm ?? .es256)
         _ = try await RealmStore(database: database, now: clock.closure)
@@ -28,6 +26,8 @@ struct TokenFixture {
             .create(realmID: "acme", NewAccount(email: "ada@example.com", emailVerified: true,
                                                 name: PersonName(givenName: "Ada", familyName: "Lovelace"))).id
     }
+
+    var database: any Database { fresh.database }
 
     var tokens: TokenService {
         TokenService(database: database, masterKey: masterKey, publicURL: "https://id.example", now: clock.closure)
@@ -42,9 +42,9 @@ struct TokenFixture {
 
 @Suite("TokenService")
 struct TokenServiceTests {
-    @Test("an openid session gets an ID token with nonce, auth_time, email and name; the access token has no nonce")
-    func idTokenClaims() async throws {
-        let fixture = try await TokenFixture()
+    @Test("an openid session gets an ID token with nonce, auth_time, email and name; the access token has no nonce", arguments: Backend.allCases)
+    func idTokenClaims(backend: Backend) async throws {
+        let fixture = try await TokenFixture(backend)
         let issued = try await fixture.tokens.startSession(fixture.request())
         let idToken = try #require(issued.idToken)
         let claims = try CompactJWS(parsing: idToken).payloadObject()
@@ -63,9 +63,9 @@ struct TokenServiceTests {
         #expect(noOpenID.idToken == nil)
     }
 
-    @Test("refresh may narrow the scope but not widen it; a widening attempt does not burn the token")
-    func scopeNarrowing() async throws {
-        let fixture = try await TokenFixture()
+    @Test("refresh may narrow the scope but not widen it; a widening attempt does not burn the token", arguments: Backend.allCases)
+    func scopeNarrowing(backend: Backend) async throws {
+        let fixture = try await TokenFixture(backend)
         let tokens = fixture.tokens
         let issued = try await tokens.startSession(fixture.request(scope: ["openid", "email"]))
         await #expect(throws: TokenError(.invalidScope)) {
@@ -84,9 +84,9 @@ struct TokenServiceTests {
         #expect(claims.sessionID == issued.sessionID)
     }
 
-    @Test("a reused refresh token revokes its family; the session id of a refresh token is found for /revoke")
-    func reuseRevokesFamily() async throws {
-        let fixture = try await TokenFixture()
+    @Test("a reused refresh token revokes its family; the session id of a refresh token is found for /revoke", arguments: Backend.allCases)
+    func reuseRevokesFamily(backend: Backend) async throws {
+        let fixture = try await TokenFixture(backend)
         let tokens = fixture.tokens
         let issued = try await tokens.startSession(fixture.request())
         #expect(await tokens.sessionID(ofRefreshToken: issued.refreshToken, realmID: "acme") == issued.sessionID)
@@ -109,9 +109,9 @@ struct TokenServiceTests {
         }
     }
 
-    @Test("access tokens expire with the clock; a session cannot outlive its absolute expiry")
-    func expiry() async throws {
-        let fixture = try await TokenFixture()
+    @Test("access tokens expire with the clock; a session cannot outlive its absolute expiry", arguments: Backend.allCases)
+    func expiry(backend: Backend) async throws {
+        let fixture = try await TokenFixture(backend)
         let tokens = fixture.tokens
         let issued = try await tokens.startSession(fixture.request())
         fixture.clock.advance(by: 601)
@@ -123,9 +123,9 @@ struct TokenServiceTests {
         }
     }
 
-    @Test("a retired key stays published for the longest token lifetime of the realm and its clients, plus leeway")
-    func retentionFollowsTokenLifetimes() async throws {
-        let fixture = try await TokenFixture(realmChanges: RealmChanges(accessTokenTTL: 7200))
+    @Test("a retired key stays published for the longest token lifetime of the realm and its clients, plus leeway", arguments: Backend.allCases)
+    func retentionFollowsTokenLifetimes(backend: Backend) async throws {
+        let fixture = try await TokenFixture(backend, realmChanges: RealmChanges(accessTokenTTL: 7200))
         let ring = SigningKeyRing(database: fixture.database, masterKey: fixture.masterKey, now: fixture.clock.closure)
         _ = try await ring.rotate(realmID: "acme", context: ChangeContext(actor: "test"))
         var retired = try #require(try await ring.keys(realmID: "acme").last)

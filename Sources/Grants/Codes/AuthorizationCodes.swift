@@ -32,13 +32,18 @@ public struct AuthorizationCodes: Sendable {
             else {
                 // Either unknown / another client's (not burnt: whoever holds it cannot use
                 // it here anyway), or already used: a replay.
-                let replayed = try db.queryOne("""
-                    UPDATE authorization_codes SET reuse_detected = 1
+                guard let used = try db.queryOne("""
+                    SELECT session_id, reuse_detected FROM authorization_codes
                     WHERE code_hash = ? AND realm_id = ? AND client_id = ? AND used_at IS NOT NULL
-                    RETURNING session_id
                     """, .blob(codeHash), .text(realmID), .text(clientID))
-                if let replayed { return .replayed(sessionID: try replayed.optionalString("session_id")) }
-                return .rejected(GrantsError(.invalidGrant, "authorization code is invalid"))
+                else { return .rejected(GrantsError(.invalidGrant, "authorization code is invalid")) }
+                // Only the first replay writes the mark; later ones only read. On PostgreSQL every
+                // write of this row conflicts with each concurrent one (serialization failure), so
+                // a burst of replays that all rewrote it ran out of retries and failed with .busy.
+                if try !used.bool("reuse_detected") {
+                    try db.execute("UPDATE authorization_codes SET reuse_detected = 1 WHERE code_hash = ?", .blob(codeHash))
+                }
+                return .replayed(sessionID: try used.optionalString("session_id"))
             }
             guard try row.int("expires_at") > at else {
                 return .rejected(GrantsError(.invalidGrant, "authorization code expired"))

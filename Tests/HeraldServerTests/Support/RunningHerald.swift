@@ -1,10 +1,12 @@
 import Foundation
 import HeraldServer
+import HeraldTestSupport
 import JOSE
 import Storage
 
-/// A real Herald on 127.0.0.1 with an ephemeral port and its own SQLite file in a temp
-/// folder; logs are captured so tests can assert what was (not) logged.
+/// A real Herald on 127.0.0.1 with an ephemeral port and its own SQLite file in a temp folder
+/// (or, for `.postgres`, a fresh database in the shared test cluster); logs are captured so
+/// tests can assert what was (not) logged.
 final class RunningHerald: Sendable {
     let application: HeraldApplication
     let folder: URL
@@ -13,8 +15,8 @@ final class RunningHerald: Sendable {
 
     static let adminToken = "test-admin-token-0123456789abcdef0123456789"
 
-    /// Starts a server; `configure` adjusts the configuration (e.g. the Apple JWKS URL).
-    static func start(configure: (inout HeraldConfiguration) -> Void = { _ in },
+    /// Starts a server on `backend`; `configure` adjusts the configuration (e.g. the Apple JWKS URL).
+    static func start(backend: Backend = .sqlite, configure: (inout HeraldConfiguration) -> Void = { _ in },
                       now: @escaping @Sendable () -> Date = { Date() }) async throws -> RunningHerald {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -22,6 +24,11 @@ final class RunningHerald: Sendable {
             arguments: ["--port", "1", "--database", "sqlite:\(folder.path)/herald.db"],
             environment: ["HERALD_ADMIN_TOKEN": adminToken, "HERALD_LOG_LEVEL": "debug"])
         configuration.port = 0
+        if backend == .postgres {
+            // PostgreSQL has no file to put a key file beside: it needs HERALD_MASTER_KEY.
+            configuration.database = .postgres(url: try TestPostgres.shared().createDatabase())
+            configuration.masterKey = MasterKey.generate().encoded
+        }
         configure(&configuration)
         let logs = LogCapture()
         let application = try await HeraldApplication.open(configuration: configuration,
@@ -59,11 +66,11 @@ final class RunningHerald: Sendable {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    /// Runs `body` against a fresh server and always stops it afterwards.
-    static func with<T>(configure: (inout HeraldConfiguration) -> Void = { _ in },
+    /// Runs `body` against a fresh server on `backend` and always stops it afterwards.
+    static func with<T>(backend: Backend = .sqlite, configure: (inout HeraldConfiguration) -> Void = { _ in },
                         now: @escaping @Sendable () -> Date = { Date() },
                         _ body: (RunningHerald) async throws -> T) async throws -> T {
-        let herald = try await start(configure: configure, now: now)
+        let herald = try await start(backend: backend, configure: configure, now: now)
         do {
             let result = try await body(herald)
             await herald.stop()

@@ -1,0 +1,56 @@
+import Storage
+
+/// A fresh, migrated database of one backend for one test: a SQLite file in its own temp
+/// directory, or a new database in the shared test PostgreSQL cluster (`TestPostgres.shared()`).
+///
+/// Every domain fixture opens its database here, so each suite runs the same way on both
+/// backends. `close()` releases the connections (and the SQLite directory once the value goes);
+/// a fixture that is simply dropped releases them too, when the last reference goes.
+public final class FreshDatabase: Sendable {
+    /// The backend this database runs on.
+    public let backend: Backend
+    /// The database, with `migrations` applied.
+    public let database: any Database
+    /// Holds the SQLite file's directory until this value goes away.
+    private let directory: TemporaryDirectory?
+
+    /// Opens a fresh database of `backend` with `connections` connections (SQLite: one writer
+    /// and `connections - 1` readers) and applies `migrations`.
+    public init(_ backend: Backend, migrations: [Migration], connections: Int = 3) async throws {
+        self.backend = backend
+        switch backend {
+        case .sqlite:
+            let directory = try TemporaryDirectory()
+            database = try SQLiteDatabase(path: directory.file("herald.db"), readerCount: max(connections - 1, 1))
+            self.directory = directory
+        case .postgres:
+            database = try PostgresDatabase(url: try TestPostgres.shared().createDatabase(), connectionCount: connections)
+            directory = nil
+        }
+        do {
+            try await database.migrate(migrations)
+        } catch {
+            await database.close()
+            throw error
+        }
+    }
+
+    /// Releases the connections; later calls on `database` fail.
+    public func close() async {
+        await database.close()
+    }
+
+    /// Runs `body` with a fresh database of `backend`, closing it afterwards (also when `body` throws).
+    public static func with<T>(_ backend: Backend, migrations: [Migration], connections: Int = 3,
+                               _ body: (any Database) async throws -> T) async throws -> T {
+        let fresh = try await FreshDatabase(backend, migrations: migrations, connections: connections)
+        do {
+            let result = try await body(fresh.database)
+            await fresh.close()
+            return result
+        } catch {
+            await fresh.close()
+            throw error
+        }
+    }
+}
