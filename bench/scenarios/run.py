@@ -61,6 +61,9 @@ _SIGNING_KEY = None
 
 def _init_minter(pem):
     global _SIGNING_KEY
+    # The harness's SIGTERM handler (inherited through fork) would make pool.terminate()
+    # print a KeyboardInterrupt traceback per worker.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _SIGNING_KEY = serialization.load_pem_private_key(pem, password=None)
 
 
