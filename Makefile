@@ -32,10 +32,17 @@ test: deps fuzz-smoke
 	bash Tests/Interop/run.sh .build/debug/herald
 	HERALD_BINARY=$(CURDIR)/.build/debug/herald $(SWIFT) test --skip-build
 
-## bench: release-build benchmarks: end-to-end scenarios with targets, then HTTP overhead
-## (see bench/README.md; figures are appended to bench/RESULTS.md).
+## bench: release-build benchmarks: end-to-end scenarios with targets (one node on SQLite, and
+## two nodes on PostgreSQL behind nginx), then HTTP overhead (see bench/README.md; figures are
+## appended to bench/RESULTS.md).
+BENCH_PACKAGES := wrk nginx
 bench: release
-	DEBIAN_FRONTEND=noninteractive; dpkg -s wrk >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk)
+	@missing=""; \
+	for p in $(BENCH_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
 	HERALD_BIN=.build/release/herald bash bench/run.sh
 
 ## fuzz: every libFuzzer harness for FUZZ_SECONDS (default 60) each; fails on any crash (fuzz/README.md).

@@ -14,6 +14,7 @@ import concurrent.futures
 import hashlib
 import http.client
 import http.server
+import itertools
 import json
 import multiprocessing
 import os
@@ -60,6 +61,9 @@ _SIGNING_KEY = None
 
 def _init_minter(pem):
     global _SIGNING_KEY
+    # The harness's SIGTERM handler (inherited through fork) would make pool.terminate()
+    # print a KeyboardInterrupt traceback per worker.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _SIGNING_KEY = serialization.load_pem_private_key(pem, password=None)
 
 
@@ -124,22 +128,76 @@ def free_port():
         return s.getsockname()[1]
 
 
-class Herald:
-    def __init__(self, binary, folder, apple_url):
+class Endpoint:
+    """HTTP to a server on loopback `self.port` (a Herald node, or nginx in front of several)."""
+
+    def request(self, method, path, body=None, headers=None, form=False):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            headers = dict(headers or {})
+            data = None
+            if body is not None:
+                if form:
+                    data = urllib.parse.urlencode(body)
+                    headers["Content-Type"] = "application/x-www-form-urlencoded"
+                else:
+                    data = json.dumps(body)
+                    headers["Content-Type"] = "application/json"
+            connection.request(method, path, body=data, headers=headers)
+            response = connection.getresponse()
+            text = response.read()
+            return response.status, (json.loads(text) if text[:1] in (b"{", b"[") else text)
+        finally:
+            connection.close()
+
+    def admin(self, method, path, body=None):
+        status, answer = self.request(method, path, body, {"Authorization": f"Bearer {self.admin_token}"})
+        if status not in (200, 201):
+            raise RuntimeError(f"admin {method} {path}: {status} {answer}")
+        return answer
+
+    def configure(self):
+        """Realm, Apple provider, a first-party iOS client and a confidential third party."""
+        self.admin("POST", "/api/admin/realms", {
+            "id": REALM, "loginUrl": "https://login.bench.example/start", "nonceRequired": True,
+            # Failures still invalidate a run (non-2xx must be 0); the high limit only keeps one
+            # invalid scenario from turning every later one into 429s.
+            "rateLimit": {"failuresPerWindow": 100_000, "windowSeconds": 300}})
+        self.admin("PUT", f"/api/admin/realms/{REALM}/providers/apple",
+                   {"enabled": True, "clientId": APPLE_SERVICES_ID, "audiences": [APPLE_BUNDLE_ID]})
+        self.admin("POST", f"/api/admin/realms/{REALM}/clients", {
+            "clientId": FIRST_PARTY, "name": "iOS app", "firstParty": True, "confidential": False,
+            "redirectUris": []})
+        created = self.admin("POST", f"/api/admin/realms/{REALM}/clients", {
+            "clientId": THIRD_PARTY, "name": "Backend", "firstParty": False, "confidential": True,
+            "redirectUris": [REDIRECT]})
+        self.third_party_secret = created["clientSecret"]
+
+
+class Herald(Endpoint):
+    """One `herald serve` process: SQLite in `folder` by default; a node of a multi-node setup
+    when given a PostgreSQL `database` URL, the shared `public_url` and extra `environment`
+    (the shared master key, trusted proxies) and the shared `admin_token`."""
+
+    def __init__(self, binary, folder, apple_url, database=None, public_url=None, environment=None,
+                 admin_token=None):
         self.binary, self.folder, self.apple_url = binary, folder, apple_url
         self.db = os.path.join(folder, "herald.db")
-        self.admin_token = secrets.token_urlsafe(32)
+        self.database = database or f"sqlite:{self.db}"
+        self.public_url = public_url
+        self.environment = environment or {}
+        self.admin_token = admin_token or secrets.token_urlsafe(32)
         self.process = None
 
-    def start(self):
-        self.port = free_port()
+    def start(self, port=None):
+        self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ, HERALD_ADMIN_TOKEN=self.admin_token,
-                   HERALD_LOG_LEVEL=os.environ.get("BENCH_LOG_LEVEL", "info"))
+                   HERALD_LOG_LEVEL=os.environ.get("BENCH_LOG_LEVEL", "info"), **self.environment)
         self.log = open(os.path.join(self.folder, "herald.log"), "ab")
         self.process = subprocess.Popen(
-            [self.binary, "serve", "--port", str(self.port), "--public-url", self.base,
-             "--database", f"sqlite:{self.db}", "--apple-jwks-url", self.apple_url],
+            [self.binary, "serve", "--port", str(self.port), "--public-url", self.public_url or self.base,
+             "--database", self.database, "--apple-jwks-url", self.apple_url],
             env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while True:
@@ -190,47 +248,29 @@ class Herald:
                     values[key] = int(rest.split()[0]) / 1024
         return values["VmHWM"], values["VmRSS"]
 
-    def request(self, method, path, body=None, headers=None, form=False):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        try:
-            headers = dict(headers or {})
-            data = None
-            if body is not None:
-                if form:
-                    data = urllib.parse.urlencode(body)
-                    headers["Content-Type"] = "application/x-www-form-urlencoded"
-                else:
-                    data = json.dumps(body)
-                    headers["Content-Type"] = "application/json"
-            connection.request(method, path, body=data, headers=headers)
-            response = connection.getresponse()
-            text = response.read()
-            return response.status, (json.loads(text) if text[:1] in (b"{", b"[") else text)
-        finally:
-            connection.close()
 
-    def admin(self, method, path, body=None):
-        status, answer = self.request(method, path, body, {"Authorization": f"Bearer {self.admin_token}"})
-        if status not in (200, 201):
-            raise RuntimeError(f"admin {method} {path}: {status} {answer}")
-        return answer
+def seed_rows(count, prefix, now):
+    """The `accounts` and `identities` rows of `count` returning users `prefix.%07d`, as
+    AccountStore writes them (an Apple identity with a verified email)."""
+    for i in range(count):
+        account = secrets.token_urlsafe(16)
+        email = f"user{i}@{prefix}.bench.example"
+        yield ((account, REALM, email, now, now), (REALM, f"{prefix}.{i:07d}", account, email, now))
 
-    def configure(self):
-        """Realm, Apple provider, a first-party iOS client and a confidential third party."""
-        self.admin("POST", "/api/admin/realms", {
-            "id": REALM, "loginUrl": "https://login.bench.example/start", "nonceRequired": True,
-            # Failures still invalidate a run (non-2xx must be 0); the high limit only keeps one
-            # invalid scenario from turning every later one into 429s.
-            "rateLimit": {"failuresPerWindow": 100_000, "windowSeconds": 300}})
-        self.admin("PUT", f"/api/admin/realms/{REALM}/providers/apple",
-                   {"enabled": True, "clientId": APPLE_SERVICES_ID, "audiences": [APPLE_BUNDLE_ID]})
-        self.admin("POST", f"/api/admin/realms/{REALM}/clients", {
-            "clientId": FIRST_PARTY, "name": "iOS app", "firstParty": True, "confidential": False,
-            "redirectUris": []})
-        created = self.admin("POST", f"/api/admin/realms/{REALM}/clients", {
-            "clientId": THIRD_PARTY, "name": "Backend", "firstParty": False, "confidential": True,
-            "redirectUris": [REDIRECT]})
-        self.third_party_secret = created["clientSecret"]
+
+def seed_accounts_postgres(cluster, count, prefix):
+    """The same rows as `seed_accounts`, inserted into PostgreSQL through psql (one
+    transaction); the values are generated here (URL-safe ids, ASCII emails), never quoted input."""
+    started = time.monotonic()
+    rows = list(seed_rows(count, prefix, int(time.time())))
+    accounts = ",\n".join(f"('{a}', '{r}', '{e}', 1, 0, NULL, NULL, NULL, 'active', {c}, {u})"
+                          for (a, r, e, c, u), _ in rows)
+    identities = ",\n".join(f"('{r}', 'apple', '{o}', '{a}', '{e}', {t})" for _, (r, o, a, e, t) in rows)
+    cluster.psql("INSERT INTO accounts (id, realm_id, email, email_verified, is_private_email, given_name,"
+                 " family_name, display_name, status, created_at, updated_at) VALUES\n" + accounts + ";\n"
+                 "INSERT INTO identities (realm_id, provider, open_id, account_id, email, linked_at) VALUES\n"
+                 + identities + ";\nANALYZE accounts;\nANALYZE identities;\n")
+    return time.monotonic() - started
 
 
 def seed_accounts(db, count, prefix):
@@ -241,22 +281,232 @@ def seed_accounts(db, count, prefix):
     connection = sqlite3.connect(db)
     connection.execute("PRAGMA journal_mode=WAL")
     with connection:
-        batch = 50_000
-        for start in range(0, count, batch):
-            ids = [(secrets.token_urlsafe(16), i) for i in range(start, min(count, start + batch))]
+        rows = seed_rows(count, prefix, now)
+        while batch := list(itertools.islice(rows, 50_000)):
             connection.executemany(
                 "INSERT INTO accounts (id, realm_id, email, email_verified, is_private_email, given_name,"
                 " family_name, display_name, status, created_at, updated_at)"
-                " VALUES (?, ?, ?, 1, 0, NULL, NULL, NULL, 'active', ?, ?)",
-                [(account, REALM, f"user{i}@{prefix}.bench.example", now, now) for account, i in ids])
+                " VALUES (?, ?, ?, 1, 0, NULL, NULL, NULL, 'active', ?, ?)", [account for account, _ in batch])
             connection.executemany(
                 "INSERT INTO identities (realm_id, provider, open_id, account_id, email, linked_at)"
-                " VALUES (?, 'apple', ?, ?, ?, ?)",
-                [(REALM, f"{prefix}.{i:07d}", account, f"user{i}@{prefix}.bench.example", now)
-                 for account, i in ids])
+                " VALUES (?, 'apple', ?, ?, ?, ?)", [(r, o, a, e, t) for _, (r, o, a, e, t) in batch])
     connection.execute("ANALYZE")
     connection.close()
     return time.monotonic() - started
+
+
+# ---------------------------------------------------------------------------------------------
+# Several nodes: a throwaway PostgreSQL cluster, two Herald nodes on it, nginx in front.
+
+def process_tree_cpu_seconds(root_pid):
+    """User + system CPU of `root_pid` and its direct children (nginx workers, PostgreSQL
+    backends), from /proc."""
+    total = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(name) == root_pid or int(fields[1]) == root_pid:
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+class PostgresCluster:
+    """A throwaway PostgreSQL cluster, like Tests/Support/TestPostgres.swift: `initdb` into a
+    temporary folder (as the unprivileged `postgres` user when run as root), a server on a free
+    loopback port, removed by `stop()`, or by a watchdog if this process dies first.
+
+    Unlike the tests' cluster it keeps PostgreSQL's durable defaults (fsync, synchronous
+    commit, full-page writes): every acknowledged write is on disk, as with Herald's SQLite
+    (`synchronous=FULL`)."""
+
+    USER = "herald"
+    DATABASE = "herald"
+
+    def __init__(self):
+        base = "/usr/lib/postgresql"
+        versions = sorted((int(v) for v in os.listdir(base) if v.isdigit()), reverse=True) if os.path.isdir(base) else []
+        if not versions:
+            raise RuntimeError("PostgreSQL server binaries not found under /usr/lib/postgresql (make deps installs postgresql)")
+        self.bin = f"{base}/{versions[0]}/bin"
+        # Directly under /tmp: the postgres user must be able to reach it.
+        self.folder = tempfile.mkdtemp(prefix="herald-bench-pg-")
+        self.data = os.path.join(self.folder, "data")
+        self.as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if self.as_postgres:
+            shutil.chown(self.folder, "postgres", "postgres")
+        self.port = free_port()
+        self.postmaster = None
+        self.watchdog = None
+
+    def _run(self, *argv, as_postgres=True):
+        # Output to a file, not a pipe: `pg_ctl start` leaves a server behind that may hold it.
+        with tempfile.TemporaryFile() as output:
+            result = subprocess.run((self.as_postgres if as_postgres else []) + list(argv),
+                                    stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT)
+            if result.returncode != 0:
+                output.seek(0)
+                raise RuntimeError(f"{os.path.basename(argv[0])} failed: {output.read().decode(errors='replace')[-2000:]}")
+
+    def start(self):
+        started = time.monotonic()
+        self._run(f"{self.bin}/initdb", "-D", self.data, "-U", self.USER, "-A", "trust", "-E", "UTF8",
+                  "--locale=C.UTF-8")
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1"
+        self._run(f"{self.bin}/pg_ctl", "-D", self.data, "-l", os.path.join(self.folder, "server.log"),
+                  "-o", options, "-w", "-t", "60", "start")
+        with open(os.path.join(self.data, "postmaster.pid")) as f:
+            self.postmaster = int(f.readline())
+        # Stops the cluster and removes it when this process is gone (even if it was killed).
+        script = (f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; "
+                  f"{' '.join(self.as_postgres)} {self.bin}/pg_ctl -D {self.data} -m immediate -w stop; rm -rf {self.folder}")
+        self.watchdog = subprocess.Popen(["setsid", "sh", "-c", script], stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self._run("psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", self.USER, "-d", "postgres", "-q",
+                  "-v", "ON_ERROR_STOP=1", "-c", f"CREATE DATABASE {self.DATABASE}", as_postgres=False)
+        log(f"PostgreSQL {os.path.basename(os.path.dirname(self.bin))} on 127.0.0.1:{self.port}"
+            f" ({time.monotonic() - started:.1f}s)")
+
+    @property
+    def url(self):
+        return f"postgres://{self.USER}@127.0.0.1:{self.port}/{self.DATABASE}"
+
+    def psql(self, sql):
+        """Runs SQL (one transaction) on the Herald database through psql."""
+        with tempfile.NamedTemporaryFile("w", suffix=".sql") as script:
+            script.write(sql)
+            script.flush()
+            self._run("psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", self.USER, "-d", self.DATABASE, "-q",
+                      "-v", "ON_ERROR_STOP=1", "--single-transaction", "-f", script.name, as_postgres=False)
+
+    def cpu_seconds(self):
+        return process_tree_cpu_seconds(self.postmaster) if self.postmaster else 0
+
+    def stop(self):
+        if os.path.exists(os.path.join(self.data, "postmaster.pid")):
+            try:
+                self._run(f"{self.bin}/pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop")
+            except RuntimeError as error:
+                log(f"  stopping PostgreSQL: {error}")
+        self.postmaster = None
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class Nginx:
+    """nginx with the documented configuration (docs/nginx/herald-two-nodes.conf), only its
+    ports replaced, in the foreground with every file under its own prefix folder."""
+
+    CONFIG = os.path.join(ROOT, "docs/nginx/herald-two-nodes.conf")
+
+    def __init__(self, upstream_ports):
+        self.port = free_port()
+        config = open(self.CONFIG).read()
+        for directive, actual in (("listen 127.0.0.1:8080;", f"listen 127.0.0.1:{self.port};"),
+                                  ("server 127.0.0.1:8081 ", f"server 127.0.0.1:{upstream_ports[0]} "),
+                                  ("server 127.0.0.1:8082 ", f"server 127.0.0.1:{upstream_ports[1]} ")):
+            if config.count(directive) != 1:
+                raise RuntimeError(f"{self.CONFIG}: expected '{directive.strip()}' exactly once")
+            config = config.replace(directive, actual)
+        # Its own folder under /tmp, readable by the workers (run as root, nginx's workers switch
+        # to `nobody`).
+        self.prefix = tempfile.mkdtemp(prefix="herald-bench-nginx-")
+        os.chmod(self.prefix, 0o755)
+        self.config = os.path.join(self.prefix, "nginx.conf")
+        with open(self.config, "w") as f:
+            f.write(config)
+        self.process = None
+
+    def start(self):
+        self.log = open(os.path.join(self.prefix, "stderr.log"), "ab")
+        self.process = subprocess.Popen(["nginx", "-c", self.config, "-p", self.prefix + "/"],
+                                        stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def cpu_seconds(self):
+        return process_tree_cpu_seconds(self.process.pid) if self.process else 0
+
+    def stop(self):
+        if self.process is not None:
+            if self.process.poll() is None:
+                self.process.send_signal(signal.SIGQUIT)  # graceful: workers finish, then exit
+                try:
+                    self.process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+                    self.process.wait()
+            self.process = None
+            self.log.close()
+        shutil.rmtree(self.prefix, ignore_errors=True)
+
+
+class NodeGroup(Endpoint):
+    """Two Herald nodes on one PostgreSQL behind nginx, measured like one server: requests go
+    through nginx; CPU is the sum of both nodes, peak RSS the larger node's; nginx's and
+    PostgreSQL's CPU are reported beside it (`side_cpu_seconds`)."""
+
+    count = 2  # the documented nginx configuration has two upstream servers
+
+    def __init__(self, binary, folder, apple_url):
+        self.postgres = PostgresCluster()
+        # One admin token and one master key for every node (README: "Running several nodes").
+        self.admin_token = secrets.token_urlsafe(32)
+        self.master_key = secrets.token_hex(32)
+        self.binary, self.folder, self.apple_url = binary, folder, apple_url
+        self.nodes = []
+        self.nginx = None
+
+    def start(self):
+        self.postgres.start()
+        # The nodes' public URL is nginx's (one issuer for every node), so nginx's port is
+        # chosen before the nodes start.
+        ports = [free_port() for _ in range(self.count)]
+        self.nginx = Nginx(ports)
+        self.port = self.nginx.port
+        self.base = f"http://127.0.0.1:{self.port}"
+        for index in range(self.count):
+            folder = tempfile.mkdtemp(prefix=f"node{index}-", dir=self.folder)
+            node = Herald(self.binary, folder, self.apple_url, database=self.postgres.url, public_url=self.base,
+                          admin_token=self.admin_token,
+                          environment={"HERALD_MASTER_KEY": self.master_key, "HERALD_TRUSTED_PROXIES": "127.0.0.1"})
+            self.nodes.append(node)
+            node.start(port=ports[index])
+        self.nginx.start()
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if self.request("GET", "/readyz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if self.nginx.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("nginx did not start: " + open(os.path.join(self.nginx.prefix, "stderr.log")).read()[-2000:])
+            time.sleep(0.1)  # polling for start-up
+        log(f"{self.count} nodes on PostgreSQL behind nginx at {self.base}")
+
+    def stop(self):
+        if self.nginx:
+            self.nginx.stop()
+            self.nginx = None
+        for node in self.nodes:
+            node.stop()
+        self.nodes = []
+        self.postgres.stop()
+
+    def failures(self):
+        return "".join(f"[node {i}]\n{node.failures()}" for i, node in enumerate(self.nodes))
+
+    def cpu_seconds(self):
+        return sum(node.cpu_seconds() for node in self.nodes)
+
+    def side_cpu_seconds(self):
+        return {"nginx": self.nginx.cpu_seconds(), "PostgreSQL": self.postgres.cpu_seconds()}
+
+    def memory(self):
+        values = [node.memory() for node in self.nodes]
+        return max(peak for peak, _ in values), max(current for _, current in values)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,6 +584,10 @@ class Bench:
                    peak_rss=peak, rss=current, load=machine_load(), note=extra,
                    wrapped=result.get("wrappedThreads", 0),
                    cpu_us=(result["cpu"] / result["requests"] * 1e6) if result.get("cpu") and result.get("requests") else 0)
+        if result.get("side_cpu") and result.get("requests"):
+            side = ", ".join(f"{name} {seconds / result['requests'] * 1e6:.0f}"
+                             for name, seconds in result["side_cpu"].items())
+            row["note"] = (row["note"] + f" CPU µs/req beside both nodes': {side}").strip()
         if row["wrapped"]:
             row["note"] = (row["note"] + " TOKEN POOL EXHAUSTED").strip()
         self.results.append(row)
@@ -342,22 +596,30 @@ class Bench:
             f" load {row['load']}")
         return row
 
-    def bodies_run(self, scenario, path, connections, make_bodies, content_type="application/json", rate_hint=None):
-        """Warm-up with its own bodies, then the measured run with enough bodies for it."""
+    def bodies_run(self, scenario, path, connections, make_bodies, content_type="application/json", rate_hint=None,
+                   strict_warmup=True):
+        """Warm-up with its own bodies, then the measured run with enough bodies for it. With
+        `strict_warmup` off, non-2xx answers in the warm-up are counted in the result
+        (`warmupNon2xx`) instead of ending the whole benchmark."""
         # Enough warm-up bodies that the warm-up never runs dry (a dry pool answers 401s).
         warm = make_bodies(int(max(self.args.warmup_rate, (rate_hint or 0) * 1.6) * self.warmup))
         result = wrk(self.herald.base, connections, f"{self.warmup}s", bodies=warm, path=path, content_type=content_type)
-        if result["non2xx"]:
+        warmup_failures = result["non2xx"] + result["socketErrors"]
+        if warmup_failures and strict_warmup:
             raise RuntimeError(f"{scenario}: warm-up answered {result['non2xx']} non-2xx ({result}):\n" + self.herald.failures())
         # Sized for the fastest rate seen or plausible: a pool that runs dry turns into replays.
         rate = max(result["rps"], rate_hint or 0, self.args.warmup_rate)
         needed = int(rate * self.duration * 1.6) + 2000
         log(f"  {scenario} c={connections}: warm-up {result['rps']:.0f} req/s; preparing {needed} bodies")
         bodies = make_bodies(needed)
-        cpu = self.herald.cpu_seconds()
+        side = getattr(self.herald, "side_cpu_seconds", dict)
+        cpu, side_before = self.herald.cpu_seconds(), side()
         result = wrk(self.herald.base, connections, f"{self.duration}s", bodies=bodies, path=path,
                      content_type=content_type)
         result["cpu"] = self.herald.cpu_seconds() - cpu
+        result["warmupNon2xx"] = warmup_failures
+        # Several nodes: what nginx and PostgreSQL spent per request, beside the nodes' CPU.
+        result["side_cpu"] = {name: seconds - side_before[name] for name, seconds in side().items()}
         return result
 
     # -- scenarios -------------------------------------------------------------------------------
@@ -369,10 +631,12 @@ class Bench:
             result["cpu"] = self.herald.cpu_seconds() - cpu
             self.record(name, connections, result)
 
-    def returning(self, connections, label="1 login, returning", prefix="bench.seed"):
+    def returning(self, connections, label="1 login, returning", prefix="bench.seed", strict_warmup=True):
         path = f"/api/oauth/{REALM}/apple/native-login"
         make = lambda n: self.login_bodies("returning.jsonl", self.returning_subs(n, 1000, prefix))
-        return self.record(label, connections, self.bodies_run(label, path, connections, make, rate_hint=self.login_rate))
+        result = self.bodies_run(label, path, connections, make, rate_hint=self.login_rate, strict_warmup=strict_warmup)
+        note = f"warm-up non-2xx: {result['warmupNon2xx']}" if result["warmupNon2xx"] else ""
+        return self.record(label, connections, result, note)
 
     def new_users(self, connections):
         path = f"/api/oauth/{REALM}/apple/native-login"
@@ -502,6 +766,36 @@ class Bench:
                   "cpu": cpu, "requests": len(latencies)}
         return self.record("4 third-party flow", concurrency, result, "flows/s (3 requests each); Python driver")
 
+    def two_nodes(self):
+        """Scenario 1 again on two nodes + PostgreSQL behind nginx (the documented setup): the
+        same 1,000 returning users, seeded with the same rows as for SQLite (through psql), at
+        every connection count. Non-2xx answers are counted, not fatal, so the table shows them
+        (the run is still reported invalid)."""
+        single = getattr(self, "herald", None)
+        if single:
+            single.stop()   # the SQLite server would compete for the cores
+        log("== returning users on 2 nodes + PostgreSQL behind nginx")
+        self.group = NodeGroup(self.args.herald, self.folder, self.apple.url)
+        self.group.start()
+        self.group.configure()
+        pool = 1000
+        seconds = seed_accounts_postgres(self.group.postgres, pool, "bench.seed")
+        log(f"seeded {pool} accounts through psql in {seconds:.1f}s (load {machine_load()})")
+        path = f"/api/oauth/{REALM}/apple/native-login"
+        token, nonce = self.apple.mint([("bench.seed.0000000", None)])[0]
+        status, answer = self.group.request("POST", path, {"identityToken": token, "clientId": FIRST_PARTY,
+                                                           "nonce": nonce})
+        if status != 200 or answer.get("isNewUser") is not False:
+            raise RuntimeError(f"a seeded account did not log in as a returning user: {status} {answer}")
+        seeded, self.seeded, self.herald = getattr(self, "seeded", pool), pool, self.group
+        try:
+            for connections in self.args.connections:
+                self.returning(connections, "1b login, returning, 2 nodes + PostgreSQL (nginx)", strict_warmup=False)
+        finally:
+            self.herald, self.seeded = single, seeded
+            self.group.stop()
+            self.group = None
+
     # -- the whole run ---------------------------------------------------------------------------
     def fresh_server(self, seeded):
         """New database: start (migrations), configure, stop, seed `seeded` accounts, start."""
@@ -526,8 +820,9 @@ class Bench:
 
     def run(self):
         self.login_rate = 500
-        self.fresh_server(1000)
         only = self.args.scenarios
+        if only - {"returning-2node-pg"}:
+            self.fresh_server(1000)
         for connections in self.args.connections:
             log(f"== {connections} connections")
             if "ceiling" in only:
@@ -542,6 +837,8 @@ class Bench:
         if "flow" in only:
             for concurrency in self.args.connections:
                 self.flows(concurrency)
+        if "returning-2node-pg" in only:
+            self.two_nodes()
         self.scale = []
         for count in (self.args.scale if "scale" in only else []):
             log(f"== scale: {count} accounts")
@@ -549,9 +846,12 @@ class Bench:
             row = self.returning(64, f"1 returning @ {count:,} accounts")
             row["note"] = f"seeded in {seconds:.0f}s"
             self.scale.append((count, row))
-        self.herald.stop()
+        if getattr(self, "herald", None):
+            self.herald.stop()
 
     def cleanup(self):
+        if getattr(self, "group", None):
+            self.group.stop()
         if getattr(self, "herald", None):
             self.herald.stop()
         self.apple.stop()
@@ -628,8 +928,9 @@ def main():
                         help="requests/s the warm-up's body pool is sized for (before a rate is known)")
     parser.add_argument("--connections", default="16,64")
     parser.add_argument("--scale", default="1000,1000000", help="account counts for the scale run")
-    parser.add_argument("--scenarios", default="ceiling,returning,new,refresh,flow,scale",
-                        help="which to run (comma-separated subset)")
+    parser.add_argument("--scenarios", default="ceiling,returning,new,refresh,flow,returning-2node-pg,scale",
+                        help="which to run (comma-separated subset); returning-2node-pg is scenario 1 on two"
+                             " nodes + PostgreSQL behind nginx")
     parser.add_argument("--results", default=os.path.join(ROOT, "bench/RESULTS.md"))
     parser.add_argument("--no-record", action="store_true", help="print only; don't append to RESULTS.md")
     args = parser.parse_args()
