@@ -587,7 +587,7 @@ class Bench:
         if result.get("side_cpu") and result.get("requests"):
             side = ", ".join(f"{name} {seconds / result['requests'] * 1e6:.0f}"
                              for name, seconds in result["side_cpu"].items())
-            row["note"] = (row["note"] + f" CPU µs/req beside both nodes': {side}").strip()
+            row["note"] = "; ".join(part for part in (row["note"], f"CPU µs/req beside both nodes': {side}") if part)
         if row["wrapped"]:
             row["note"] = (row["note"] + " TOKEN POOL EXHAUSTED").strip()
         self.results.append(row)
@@ -636,6 +636,8 @@ class Bench:
         make = lambda n: self.login_bodies("returning.jsonl", self.returning_subs(n, 1000, prefix))
         result = self.bodies_run(label, path, connections, make, rate_hint=self.login_rate, strict_warmup=strict_warmup)
         note = f"warm-up non-2xx: {result['warmupNon2xx']}" if result["warmupNon2xx"] else ""
+        if result["warmupNon2xx"] or result["non2xx"]:
+            log(f"  {label} c={connections}: the server's first non-2xx log lines:\n" + self.herald.failures())
         return self.record(label, connections, result, note)
 
     def new_users(self, connections):
