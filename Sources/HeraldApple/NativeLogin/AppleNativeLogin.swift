@@ -38,26 +38,32 @@ public struct AppleNativeLogin: Sendable {
 
     /// Runs one attempt. Throws `NativeLoginError` only.
     public func login(_ request: NativeLoginRequest) async throws(NativeLoginError) -> NativeLoginResult {
-        let realm: Realm
+        // One reader turn for everything the pre-checks need (realm, failure count, provider,
+        // client): each database call is a hop to a database thread and back.
+        let context: NativeLoginContext
         do {
-            guard let found = try await RealmStore(database: database, now: now).enabledRealm(request.realmID) else {
-                throw NativeLoginError(.realmNotFound)
+            guard InputRules.isSlug(request.realmID) else { throw NativeLoginError(.realmNotFound) }
+            let limiter = self.limiter
+            let found = try await database.read { db -> NativeLoginContext? in
+                guard let realm = try RealmStore.load(db, id: request.realmID), realm.enabled else { return nil }
+                return NativeLoginContext(
+                    realm: realm,
+                    blockedFor: try limiter.retryAfter(db, realmID: realm.id, clientIP: request.clientIP,
+                                                       limit: realm.rateLimit),
+                    provider: try AppleProviderStore.load(db, realmID: realm.id),
+                    client: try ClientAppStore.load(db, realmID: realm.id, clientID: request.clientID))
             }
-            realm = found
+            guard let found else { throw NativeLoginError(.realmNotFound) }
+            context = found
         } catch let error as NativeLoginError {
             throw error
         } catch {
             throw NativeLoginError(.internalFailure)
         }
-        let blockedFor: Int?
+        let realm = context.realm
+        if let blockedFor = context.blockedFor { throw NativeLoginError(.rateLimited, retryAfterSeconds: blockedFor) }
         do {
-            blockedFor = try await limiter.retryAfter(realmID: realm.id, clientIP: request.clientIP, limit: realm.rateLimit)
-        } catch {
-            throw NativeLoginError(.internalFailure)
-        }
-        if let blockedFor { throw NativeLoginError(.rateLimited, retryAfterSeconds: blockedFor) }
-        do {
-            return try await attempt(request, realm: realm)
+            return try await attempt(request, context: context)
         } catch {
             if error.countsAsFailure {
                 // A failing counter must not turn a clear 4xx into a 500; the attempt is refused anyway.
@@ -67,26 +73,14 @@ public struct AppleNativeLogin: Sendable {
         }
     }
 
-    private func attempt(_ request: NativeLoginRequest, realm: Realm) async throws(NativeLoginError) -> NativeLoginResult {
+    private func attempt(_ request: NativeLoginRequest, context: NativeLoginContext) async throws(NativeLoginError)
+        -> NativeLoginResult {
+        let realm = context.realm
         guard request.identityToken.utf8.count <= AppleIdentityVerifier.maximumTokenBytes else {
             throw NativeLoginError(.tokenTooLarge)
         }
-        let provider: AppleProviderConfig
-        let client: ClientApp
-        do {
-            let found = try await database.read { db in
-                (provider: try AppleProviderStore.load(db, realmID: realm.id),
-                 client: try ClientAppStore.load(db, realmID: realm.id, clientID: request.clientID))
-            }
-            guard let config = found.provider, config.enabled else { throw NativeLoginError(.providerNotConfigured) }
-            guard let app = found.client, app.enabled else { throw NativeLoginError(.unknownClient) }
-            provider = config
-            client = app
-        } catch let error as NativeLoginError {
-            throw error
-        } catch {
-            throw NativeLoginError(.internalFailure)
-        }
+        guard let provider = context.provider, provider.enabled else { throw NativeLoginError(.providerNotConfigured) }
+        guard let client = context.client, client.enabled else { throw NativeLoginError(.unknownClient) }
         if request.downstreamState == nil, !client.firstParty { throw NativeLoginError(.clientNotAllowed) }
 
         let policy = AppleVerificationPolicy(audiences: Set(provider.acceptedAudiences), nonceRequired: realm.nonceRequired,
@@ -200,3 +194,4 @@ public struct AppleNativeLogin: Sendable {
         }
     }
 }
+
