@@ -13,9 +13,12 @@ struct AppleReplayClaim: Sendable {
     let expiresAt: Int64
     /// Unix seconds at verification.
     let now: Int64
+    /// Expired rows to purge with the claim, decided before the transaction (its body may run twice).
+    let purgeLimit: Int
 
     /// Records the claim in `db`'s transaction; false when the token was already used.
     func record(in db: any SQLExecutor) throws -> Bool {
-        try store.claim(db, realmID: realmID, subject: subject, nonce: nonce, expiresAt: expiresAt, now: now)
+        try store.claim(db, realmID: realmID, subject: subject, nonce: nonce, expiresAt: expiresAt, now: now,
+                        purgingUpTo: purgeLimit)
     }
 }

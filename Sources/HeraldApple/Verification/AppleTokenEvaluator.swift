@@ -134,10 +134,11 @@ struct AppleTokenEvaluator: Sendable {
             } else if let nonce = claimSet.nonce {
                 // Not passed yet: the caller must record the claim and refuse the token when it is taken.
                 run.record(.replay, .skipped(detail: "left to the caller's transaction"))
+                let at = Int64(now.timeIntervalSince1970.rounded(.down))
                 run.deferredReplay = AppleReplayClaim(
                     store: store, realmID: realmID, subject: claimSet.subject, nonce: nonce,
-                    expiresAt: Int64((claimSet.expiresAt + leeway).rounded(.up)),
-                    now: Int64(now.timeIntervalSince1970.rounded(.down)))
+                    expiresAt: Int64((claimSet.expiresAt + leeway).rounded(.up)), now: at,
+                    purgeLimit: store.purgeBudget(now: at))
             } else {
                 run.record(.replay, .passed(detail: "token has no nonce; tokens without one are not replay-tracked"))
             }
