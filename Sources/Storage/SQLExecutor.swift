@@ -31,3 +31,29 @@ extension SQLExecutor {
         try query(sql, parameters).first
     }
 }
+
+extension SQLExecutor {
+    /// Runs `body` under a savepoint of the caller's write transaction: when `body` throws,
+    /// its own changes are undone (`ROLLBACK TO`) and the error is rethrown, so the caller can
+    /// still commit what it wrote before (say, a claim that must stick even when the rest is
+    /// refused). `name` (letters, digits, `_`) is prefixed with `herald_`, so it can never be a
+    /// reserved word on either backend. Should the undo itself fail, that error
+    /// is thrown instead, so a half-undone body can never be committed. SQLite and PostgreSQL
+    /// both support savepoints, nested too; on PostgreSQL the undo also revives a transaction
+    /// that a failed statement aborted, which is why a `StorageError` should still be rethrown
+    /// out of the transaction (a serialization failure must reach the retry).
+    public func withSavepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {
+        let name = "herald_" + name
+        try execute("SAVEPOINT \(name)", [])
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try execute("ROLLBACK TO SAVEPOINT \(name)", [])
+            try execute("RELEASE SAVEPOINT \(name)", [])
+            throw error
+        }
+        try execute("RELEASE SAVEPOINT \(name)", [])
+        return result
+    }
+}

@@ -38,26 +38,32 @@ public struct AppleNativeLogin: Sendable {
 
     /// Runs one attempt. Throws `NativeLoginError` only.
     public func login(_ request: NativeLoginRequest) async throws(NativeLoginError) -> NativeLoginResult {
-        let realm: Realm
+        // One reader turn for everything the pre-checks need (realm, failure count, provider,
+        // client): each database call is a hop to a database thread and back.
+        let context: NativeLoginContext
         do {
-            guard let found = try await RealmStore(database: database, now: now).enabledRealm(request.realmID) else {
-                throw NativeLoginError(.realmNotFound)
+            guard InputRules.isSlug(request.realmID) else { throw NativeLoginError(.realmNotFound) }
+            let limiter = self.limiter
+            let found = try await database.read { db -> NativeLoginContext? in
+                guard let realm = try RealmStore.load(db, id: request.realmID), realm.enabled else { return nil }
+                return NativeLoginContext(
+                    realm: realm,
+                    blockedFor: try limiter.retryAfter(db, realmID: realm.id, clientIP: request.clientIP,
+                                                       limit: realm.rateLimit),
+                    provider: try AppleProviderStore.load(db, realmID: realm.id),
+                    client: try ClientAppStore.load(db, realmID: realm.id, clientID: request.clientID))
             }
-            realm = found
+            guard let found else { throw NativeLoginError(.realmNotFound) }
+            context = found
         } catch let error as NativeLoginError {
             throw error
         } catch {
             throw NativeLoginError(.internalFailure)
         }
-        let blockedFor: Int?
+        let realm = context.realm
+        if let blockedFor = context.blockedFor { throw NativeLoginError(.rateLimited, retryAfterSeconds: blockedFor) }
         do {
-            blockedFor = try await limiter.retryAfter(realmID: realm.id, clientIP: request.clientIP, limit: realm.rateLimit)
-        } catch {
-            throw NativeLoginError(.internalFailure)
-        }
-        if let blockedFor { throw NativeLoginError(.rateLimited, retryAfterSeconds: blockedFor) }
-        do {
-            return try await attempt(request, realm: realm)
+            return try await attempt(request, context: context)
         } catch {
             if error.countsAsFailure {
                 // A failing counter must not turn a clear 4xx into a 500; the attempt is refused anyway.
@@ -67,32 +73,22 @@ public struct AppleNativeLogin: Sendable {
         }
     }
 
-    private func attempt(_ request: NativeLoginRequest, realm: Realm) async throws(NativeLoginError) -> NativeLoginResult {
+    private func attempt(_ request: NativeLoginRequest, context: NativeLoginContext) async throws(NativeLoginError)
+        -> NativeLoginResult {
+        let realm = context.realm
         guard request.identityToken.utf8.count <= AppleIdentityVerifier.maximumTokenBytes else {
             throw NativeLoginError(.tokenTooLarge)
         }
-        let provider: AppleProviderConfig
-        let client: ClientApp
-        do {
-            let found = try await database.read { db in
-                (provider: try AppleProviderStore.load(db, realmID: realm.id),
-                 client: try ClientAppStore.load(db, realmID: realm.id, clientID: request.clientID))
-            }
-            guard let config = found.provider, config.enabled else { throw NativeLoginError(.providerNotConfigured) }
-            guard let app = found.client, app.enabled else { throw NativeLoginError(.unknownClient) }
-            provider = config
-            client = app
-        } catch let error as NativeLoginError {
-            throw error
-        } catch {
-            throw NativeLoginError(.internalFailure)
-        }
+        guard let provider = context.provider, provider.enabled else { throw NativeLoginError(.providerNotConfigured) }
+        guard let client = context.client, client.enabled else { throw NativeLoginError(.unknownClient) }
         if request.downstreamState == nil, !client.firstParty { throw NativeLoginError(.clientNotAllowed) }
 
         let policy = AppleVerificationPolicy(audiences: Set(provider.acceptedAudiences), nonceRequired: realm.nonceRequired,
                                              rawNonce: request.rawNonce, realmID: realm.id)
+        // Signature and JWKS work finish here, before the writer is taken.
         let claims: AppleIdentityClaims
-        switch await verifier.verify(token: request.identityToken, policy: policy) {
+        let verification = await verifier.verifyDeferringReplay(token: request.identityToken, policy: policy)
+        switch verification.result {
         case .verified(let verified): claims = verified
         case .rejected(let reason): throw NativeLoginError(.invalidAppleToken, appleReason: reason)
         case .tooLarge: throw NativeLoginError(.tokenTooLarge)
@@ -100,24 +96,42 @@ public struct AppleNativeLogin: Sendable {
         case .replayStoreFailed: throw NativeLoginError(.internalFailure)
         }
 
-        let resolution: AccountResolution
+        let identity = ProviderIdentityClaims(provider: Self.provider, subject: claims.subject, email: claims.email,
+                                              emailVerified: claims.emailVerified,
+                                              isPrivateEmail: claims.isPrivateEmail, name: request.fullName)
+        let authTime = now().unixSeconds
+        let step: NativeLoginStep
         do {
-            resolution = try await AccountResolver(database: database, now: now).resolve(
-                realmID: realm.id,
-                claims: ProviderIdentityClaims(provider: Self.provider, subject: claims.subject, email: claims.email,
-                                               emailVerified: claims.emailVerified, isPrivateEmail: claims.isPrivateEmail,
-                                               name: request.fullName))
-        } catch let error as AccountResolutionError {
-            switch error.code {
-            case .realmNotFound: throw NativeLoginError(.realmNotFound)
-            case .registrationDisabled: throw NativeLoginError(.registrationDisabled)
-            case .accountDisabled: throw NativeLoginError(.accountDisabled)
+            let replay = verification.replay
+            let resolver = AccountResolver(database: database, now: now)
+            let tokens = self.tokens
+            step = try await database.write { db -> NativeLoginStep in
+                // The claim commits even when the login is refused below: a token seen once is
+                // never accepted again. Only a storage failure (rethrown, all rolled back) leaves it unclaimed.
+                if let replay, try !replay.record(in: db) { return .replayed }
+                do {
+                    return try db.withSavepoint("native_login") {
+                        try Self.resolveAndStart(db, realm: realm, client: client, identity: identity, request: request,
+                                                 authTime: authTime, resolver: resolver, tokens: tokens)
+                    }
+                } catch let refusal as NativeLoginError {
+                    return .refused(refusal)
+                }
             }
         } catch {
             throw NativeLoginError(.internalFailure)
         }
+
+        let resolution: AccountResolution
+        let prepared: PreparedSession?
+        switch step {
+        case .replayed: throw NativeLoginError(.invalidAppleToken, appleReason: .replayed)
+        case .refused(let refusal): throw refusal
+        case .resolved(let resolved, let session):
+            resolution = resolved
+            prepared = session
+        }
         let accountID = resolution.account.id
-        let authTime = now().unixSeconds
 
         if let state = request.downstreamState {
             guard let downstream else { throw NativeLoginError(.invalidDownstreamState, accountID: accountID) }
@@ -133,13 +147,46 @@ public struct AppleNativeLogin: Sendable {
             }
         }
 
+        guard let prepared else { throw NativeLoginError(.internalFailure, accountID: accountID) }
         do {
-            let issued = try await tokens.startSession(SessionRequest(
-                realmID: realm.id, clientID: client.clientId, accountID: accountID, scope: client.allowedScopes,
+            return .session(try tokens.issue(prepared), isNewUser: resolution.isNewUser)
+        } catch {
+            throw NativeLoginError(.internalFailure, accountID: accountID)
+        }
+    }
+
+    /// The part of the login transaction that is undone as a whole when refused: account
+    /// resolution and, for branch A, the session. Refusals are thrown as `NativeLoginError`
+    /// (the caller rolls back to its savepoint and commits the replay claim alone); storage
+    /// errors are rethrown unchanged, so the whole transaction rolls back (and PostgreSQL can
+    /// retry a serialization failure).
+    private static func resolveAndStart(_ db: any SQLExecutor, realm: Realm, client: ClientApp,
+                                        identity: ProviderIdentityClaims, request: NativeLoginRequest, authTime: Int64,
+                                        resolver: AccountResolver, tokens: TokenService) throws -> NativeLoginStep {
+        let resolution: AccountResolution
+        do {
+            resolution = try resolver.resolve(db, realmID: realm.id, claims: identity)
+        } catch let error as AccountResolutionError {
+            switch error.code {
+            case .realmNotFound: throw NativeLoginError(.realmNotFound)
+            case .registrationDisabled: throw NativeLoginError(.registrationDisabled)
+            case .accountDisabled: throw NativeLoginError(.accountDisabled)
+            }
+        }
+        // Branch B: Grants completes the pending authorization after this commit (it owns its
+        // own transaction; a refused state leaves the account, as before).
+        guard request.downstreamState == nil else { return .resolved(resolution, nil) }
+        // An account created by this login is undone with the session, so its id is not reported.
+        let accountID: String? = resolution.isNewUser ? nil : resolution.account.id
+        do {
+            let prepared = try tokens.startSession(in: db, SessionRequest(
+                realmID: realm.id, clientID: client.clientId, accountID: resolution.account.id, scope: client.allowedScopes,
                 clientIP: request.clientIP, authTime: authTime,
                 accessTokenTTL: client.accessTokenTTL ?? realm.accessTokenTTL,
                 refreshTokenTTL: client.refreshTokenTTL ?? realm.refreshTokenTTL, ipBinding: client.ipBinding))
-            return .session(issued, isNewUser: resolution.isNewUser)
+            return .resolved(resolution, prepared)
+        } catch let error as StorageError {
+            throw error
         } catch let error as TokenError where error.code == .accountDisabled {
             throw NativeLoginError(.accountDisabled, accountID: accountID)
         } catch {
@@ -147,3 +194,4 @@ public struct AppleNativeLogin: Sendable {
         }
     }
 }
+

@@ -37,13 +37,18 @@ public final class LoginAttemptLimiter: Sendable {
 
     /// Seconds until the current window ends when the limit is reached, else nil.
     public func retryAfter(realmID: String, clientIP: String, limit: RateLimit) async throws -> Int? {
+        try await database.read { db in try self.retryAfter(db, realmID: realmID, clientIP: clientIP, limit: limit) }
+    }
+
+    /// The same check inside the caller's transaction (native login reads it with the realm,
+    /// provider and client in one reader turn).
+    public func retryAfter(_ db: any SQLExecutor, realmID: String, clientIP: String, limit: RateLimit) throws -> Int? {
         let at = now().unixSeconds
         let window = Int64(max(1, limit.windowSeconds))
         let start = at - at % window
-        let failures = try await database.read { db in
-            try db.queryOne("SELECT failures FROM login_failures WHERE realm_id = ? AND client_ip = ? AND window_start = ?",
-                            .text(realmID), .text(clientIP), .integer(start))?.int("failures") ?? 0
-        }
+        let failures = try db.queryOne(
+            "SELECT failures FROM login_failures WHERE realm_id = ? AND client_ip = ? AND window_start = ?",
+            .text(realmID), .text(clientIP), .integer(start))?.int("failures") ?? 0
         guard failures >= Int64(limit.failuresPerWindow) else { return nil }
         return Int(max(1, start + window - at))
     }

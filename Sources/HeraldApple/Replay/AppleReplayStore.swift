@@ -42,20 +42,37 @@ public final class AppleReplayStore: Sendable {
     /// Records (realm, subject, nonce) until `expiresAt`; true when this is its first use (or
     /// the previous use has expired), false when it is a replay. Times are unix seconds.
     public func claim(realmID: String, subject: String, nonce: String, expiresAt: Int64, now: Int64) async throws -> Bool {
-        let keyHash = Self.keyHash(subject: subject, nonce: nonce)
-        let purgeLimit = shouldPurge(now: now) ? purgeBatchSize : 0
+        let purgeLimit = purgeBudget(now: now)
         return try await database.write { db in
-            // An existing row whose expiry has passed is free again: the update takes it over.
-            let changed = try db.execute(
-                """
-                INSERT INTO apple_token_replays (realm_id, key_hash, expires_at) VALUES (?, ?, ?)
-                ON CONFLICT (realm_id, key_hash) DO UPDATE SET expires_at = excluded.expires_at
-                WHERE apple_token_replays.expires_at <= ?
-                """,
-                [.text(realmID), .blob(keyHash), .integer(expiresAt), .integer(now)])
-            if purgeLimit > 0 { _ = try Self.deleteExpired(db, now: now, limit: purgeLimit) }
-            return changed > 0
+            try self.claim(db, realmID: realmID, subject: subject, nonce: nonce, expiresAt: expiresAt, now: now,
+                           purgingUpTo: purgeLimit)
         }
+    }
+
+    /// The same claim inside the caller's write transaction (native login claims, resolves the
+    /// account and starts the session in one commit). The claim holds only if that
+    /// transaction commits. `purgingUpTo` expired rows are deleted with it: take it from
+    /// ``purgeBudget(now:)`` before the transaction, since a write body may run more than once
+    /// and must change nothing outside the database.
+    public func claim(_ db: any SQLExecutor, realmID: String, subject: String, nonce: String, expiresAt: Int64,
+                      now: Int64, purgingUpTo purgeLimit: Int) throws -> Bool {
+        let keyHash = Self.keyHash(subject: subject, nonce: nonce)
+        // An existing row whose expiry has passed is free again: the update takes it over.
+        let changed = try db.execute(
+            """
+            INSERT INTO apple_token_replays (realm_id, key_hash, expires_at) VALUES (?, ?, ?)
+            ON CONFLICT (realm_id, key_hash) DO UPDATE SET expires_at = excluded.expires_at
+            WHERE apple_token_replays.expires_at <= ?
+            """,
+            [.text(realmID), .blob(keyHash), .integer(expiresAt), .integer(now)])
+        if purgeLimit > 0 { _ = try Self.deleteExpired(db, now: now, limit: purgeLimit) }
+        return changed > 0
+    }
+
+    /// How many expired rows the next claim should purge: `purgeBatchSize` at most once per
+    /// `purgeIntervalSeconds` in this process, else 0.
+    public func purgeBudget(now: Int64) -> Int {
+        shouldPurge(now: now) ? purgeBatchSize : 0
     }
 
     /// Deletes up to `limit` expired rows; returns how many were deleted.

@@ -36,4 +36,23 @@ public struct AppleIdentityVerifier: Sendable {
         }
         return await evaluator.evaluate(token: token, mode: .verification, replay: replay).result
     }
+
+    /// Verifies like ``verify(token:policy:)`` but does not claim (sub, nonce): a verified
+    /// token comes back with the claim the caller must record in its own write transaction
+    /// (and refuse the token as `replayed` when that reports a replay). The claim is nil when
+    /// the token has no nonce or no replay store is configured. Signature and JWKS work are
+    /// all done here, before the caller takes the writer.
+    func verifyDeferringReplay(token: String, policy: AppleVerificationPolicy) async
+        -> (result: AppleVerificationResult, replay: AppleReplayClaim?) {
+        let evaluator = AppleTokenEvaluator(keys: keys, policy: policy, now: now(), leeway: Self.clockLeewaySeconds)
+        let replay: AppleTokenEvaluator.ReplayGuard = if let replayStore {
+            .deferred(replayStore, realmID: policy.realmID)
+        } else {
+            .skip(reason: "no replay store configured")
+        }
+        let evaluation = await evaluator.evaluate(token: token, mode: .verification, replay: replay)
+        let result = evaluation.result
+        guard case .verified = result else { return (result, nil) }
+        return (result, evaluation.deferredReplay)
+    }
 }

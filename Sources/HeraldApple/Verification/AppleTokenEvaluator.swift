@@ -12,10 +12,12 @@ import JOSE
 struct AppleTokenEvaluator: Sendable {
     enum Mode { case verification, diagnosis }
 
-    /// What the replay step does: verification claims (sub, nonce) in the store; diagnosis skips it.
+    /// What the replay step does: verification claims (sub, nonce) in the store; diagnosis skips it;
+    /// native login defers the claim to its own write transaction (``AppleTokenEvaluation/deferredReplay``).
     enum ReplayGuard {
         case skip(reason: String)
         case store(AppleReplayStore, realmID: String)
+        case deferred(AppleReplayStore, realmID: String)
     }
 
     let keys: any AppleSigningKeySource
@@ -126,6 +128,20 @@ struct AppleTokenEvaluator: Sendable {
             } else {
                 run.record(.replay, .passed(detail: "token has no nonce; tokens without one are not replay-tracked"))
             }
+        case .deferred(let store, let realmID):
+            if run.verdict != nil {
+                run.record(.replay, .skipped(detail: "not evaluated: an earlier check failed"))
+            } else if let nonce = claimSet.nonce {
+                // Not passed yet: the caller must record the claim and refuse the token when it is taken.
+                run.record(.replay, .skipped(detail: "left to the caller's transaction"))
+                let at = Int64(now.timeIntervalSince1970.rounded(.down))
+                run.deferredReplay = AppleReplayClaim(
+                    store: store, realmID: realmID, subject: claimSet.subject, nonce: nonce,
+                    expiresAt: Int64((claimSet.expiresAt + leeway).rounded(.up)), now: at,
+                    purgeLimit: store.purgeBudget(now: at))
+            } else {
+                run.record(.replay, .passed(detail: "token has no nonce; tokens without one are not replay-tracked"))
+            }
         }
 
         if run.verdict == nil, let matchedAudience {
@@ -142,6 +158,8 @@ struct AppleTokenEvaluation: Sendable {
     var steps: [AppleCheckStep] = []
     /// The first terminal event in check order: a rejection, unavailability, or (last) success.
     var verdict: AppleVerificationResult?
+    /// With a deferred replay guard: the claim the caller must record before accepting the token.
+    var deferredReplay: AppleReplayClaim?
 
     /// The final result; an evaluation that ended without a verdict cannot happen, but fails closed.
     var result: AppleVerificationResult { verdict ?? .rejected(.malformed) }

@@ -30,6 +30,15 @@ public struct AccountResolver: Sendable {
         return try await database.write { db in try Self.resolve(db, realmID: realmID, claims: claims, at: at) }
     }
 
+    /// Resolves `claims` inside the caller's write transaction, so a login can commit the
+    /// account together with what it does next (native login: the replay claim and the
+    /// session) — the caller already holds the writer, so there is no reader fast path here.
+    /// Throws `AccountResolutionError` or a storage error; the caller's transaction decides
+    /// what survives a throw.
+    public func resolve(_ db: any SQLExecutor, realmID: String, claims: ProviderIdentityClaims) throws -> AccountResolution {
+        try Self.resolve(db, realmID: realmID, claims: Self.sanitized(claims), at: now().unixSeconds)
+    }
+
     /// The resolution of a known identity whose login would change nothing (active account,
     /// no missing name part or placeholder email the claims could fill, identity email
     /// recorded), or nil when only the write transaction can decide.

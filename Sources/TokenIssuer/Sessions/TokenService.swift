@@ -39,38 +39,55 @@ public final class TokenService: Sendable {
     /// Starts a session for an authenticated account and issues its first tokens. Throws
     /// `TokenError` (`accountDisabled`, `accountDeleted`, `noSigningKey`) or a storage error.
     public func startSession(_ request: SessionRequest) async throws -> IssuedTokens {
+        let prepared = try await database.write { db in try self.startSession(in: db, request) }
+        return try issue(prepared)
+    }
+
+    /// Writes a new session and its first refresh token inside the caller's write transaction
+    /// (native login commits it together with the account resolution), and opens the realm's
+    /// signing key there too, so a key that cannot be opened undoes the session rather than
+    /// leaving one nobody got tokens for. Signing itself is left to ``issue(_:)``, after the
+    /// commit, so the writer is not held for it. Throws `TokenError` (`accountDisabled`,
+    /// `accountDeleted`, `noSigningKey`), a storage error, or a key-opening error.
+    public func startSession(in db: any SQLExecutor, _ request: SessionRequest) throws -> PreparedSession {
         let at = now().unixSeconds
         let sessionID = SecureRandom.token(byteCount: 16)
         let refreshToken = SecureRandom.token(byteCount: Self.refreshTokenBytes)
         let hash = Self.hash(refreshToken)
         let expiresAt = at + Int64(request.refreshTokenTTL)
-        let material = try await database.write { db -> SigningMaterial in
-            guard let account = try AccountStore.load(db, realmID: request.realmID, id: request.accountID) else {
-                throw TokenError(.accountDeleted)
-            }
-            switch account.status {
-            case .active: break
-            case .disabled: throw TokenError(.accountDisabled)
-            case .deleted: throw TokenError(.accountDeleted)
-            }
-            let key = try Self.activeKey(db, realmID: request.realmID)
-            try db.execute("""
-                INSERT INTO sessions (id, realm_id, client_id, account_id, scope, client_ip, ip_binding, auth_time,
-                    access_token_ttl, created_at, expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                .text(sessionID), .text(request.realmID), .text(request.clientID), .text(request.accountID),
-                .text(request.scope.joined(separator: " ")), .text(request.clientIP), SQLValue(request.ipBinding),
-                .integer(request.authTime), .integer(Int64(request.accessTokenTTL)), .integer(at), .integer(expiresAt))
-            try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
-                           .blob(hash), .text(sessionID), .integer(at))
-            return SigningMaterial(key: key, account: account)
+        guard let account = try AccountStore.load(db, realmID: request.realmID, id: request.accountID) else {
+            throw TokenError(.accountDeleted)
         }
+        switch account.status {
+        case .active: break
+        case .disabled: throw TokenError(.accountDisabled)
+        case .deleted: throw TokenError(.accountDeleted)
+        }
+        let key = try Self.activeKey(db, realmID: request.realmID)
+        // Cached after the first use of a kid; the first open is one AES-GCM open and a parse.
+        _ = try keys.privateKey(kid: key.kid, realmID: request.realmID, sealed: key.sealed, masterKey: masterKey)
+        try db.execute("""
+            INSERT INTO sessions (id, realm_id, client_id, account_id, scope, client_ip, ip_binding, auth_time,
+                access_token_ttl, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            .text(sessionID), .text(request.realmID), .text(request.clientID), .text(request.accountID),
+            .text(request.scope.joined(separator: " ")), .text(request.clientIP), SQLValue(request.ipBinding),
+            .integer(request.authTime), .integer(Int64(request.accessTokenTTL)), .integer(at), .integer(expiresAt))
+        try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
+                       .blob(hash), .text(sessionID), .integer(at))
         let session = SessionSnapshot(id: sessionID, realmID: request.realmID, clientID: request.clientID,
                                       accountID: request.accountID, scope: request.scope, authTime: request.authTime,
                                       accessTokenTTL: request.accessTokenTTL, expiresAt: expiresAt)
-        return try sign(session: session, scope: request.scope, material: material, refreshToken: refreshToken,
-                        nonce: request.nonce, at: at)
+        return PreparedSession(session: session, material: SigningMaterial(key: key, account: account),
+                               refreshToken: refreshToken, nonce: request.nonce, at: at)
+    }
+
+    /// Signs the access (and ID) token of a session written by ``startSession(in:_:)``; call
+    /// it after that transaction committed.
+    public func issue(_ prepared: PreparedSession) throws -> IssuedTokens {
+        try sign(session: prepared.session, scope: prepared.session.scope, material: prepared.material,
+                 refreshToken: prepared.refreshToken, nonce: prepared.nonce, at: prepared.at)
     }
 
     /// Rotates a refresh token: the presented one dies and a new one is returned with a new
