@@ -43,7 +43,7 @@ struct DatabaseOutageTests {
                 (try db.queryOne("SELECT COUNT(*) AS n FROM sessions")?.int("n"),
                  try db.queryOne("SELECT COUNT(*) AS n FROM sessions WHERE revoked_at IS NOT NULL")?.int("n"))
             }
-            #expect(sessions.0 == 6)
+            #expect(sessions.0 == 7, "six chains and the login retried after the outage")
             #expect(sessions.1 == 0)
             #expect(try await nodes.a.admin("GET", "/api/admin/realms/during-outage").status == 404)
         }
@@ -64,6 +64,13 @@ struct DatabaseOutageTests {
         #expect(admin.status == 503)
         #expect(admin.code == "service_unavailable")
         #expect(admin.header("Retry-After") != nil)
+        // A login during the outage is a 503 and consumes nothing: the same Apple token
+        // signs in once the database is back.
+        let nonce = nodes.b.freshNonce()
+        let appleToken = nodes.b.token(subject: "outage.login", nonce: nonce)
+        let login = try await nodes.b.login(token: appleToken, nonce: nonce)
+        #expect(login.status == 503)
+        #expect(login.code == "service_unavailable")
 
         try cluster.start()
         let before = chains.map(\.successes)
@@ -74,6 +81,8 @@ struct DatabaseOutageTests {
         try await waitUntil("every chain refreshed after the restart") {
             zip(chains, before).allSatisfy { chain, count in chain.successes >= count + 3 }
         }
+        let retried = try await nodes.a.login(token: appleToken, nonce: nonce)
+        #expect(retried.status == 200, "\(retried.status) \(retried.text)")
     }
 }
 

@@ -58,7 +58,7 @@ public struct AppleNativeLogin: Sendable {
         } catch let error as NativeLoginError {
             throw error
         } catch {
-            throw NativeLoginError(.internalFailure)
+            throw NativeLoginError.failure(error)
         }
         let realm = context.realm
         if let blockedFor = context.blockedFor { throw NativeLoginError(.rateLimited, retryAfterSeconds: blockedFor) }
@@ -119,7 +119,7 @@ public struct AppleNativeLogin: Sendable {
                 }
             }
         } catch {
-            throw NativeLoginError(.internalFailure)
+            throw NativeLoginError.failure(error)
         }
 
         let resolution: AccountResolution
@@ -143,7 +143,7 @@ public struct AppleNativeLogin: Sendable {
             } catch let error as NativeLoginError {
                 throw NativeLoginError(error.code, appleReason: error.appleReason, accountID: accountID)
             } catch {
-                throw NativeLoginError(.internalFailure, accountID: accountID)
+                throw NativeLoginError.failure(error, accountID: accountID)
             }
         }
 

@@ -1,3 +1,5 @@
+import Storage
+
 /// Why a native login failed. Carries only what is safe to log and show: never a token,
 /// nonce or email.
 public struct NativeLoginError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -16,6 +18,8 @@ public struct NativeLoginError: Error, Sendable, Equatable, CustomStringConverti
         case accountDisabled = "account_disabled"
         case invalidDownstreamState = "invalid_downstream_state"
         case rateLimited = "rate_limited"
+        /// The database is unreachable right now; nothing was committed (503, retry).
+        case serviceUnavailable = "service_unavailable"
         case internalFailure = "internal_error"
     }
 
@@ -43,10 +47,19 @@ public struct NativeLoginError: Error, Sendable, Equatable, CustomStringConverti
     /// not an outage or our own failure, and not the limit itself.
     public var countsAsFailure: Bool {
         switch code {
-        case .appleUnavailable, .internalFailure, .rateLimited, .realmNotFound: false
+        case .appleUnavailable, .serviceUnavailable, .internalFailure, .rateLimited, .realmNotFound: false
         default: true
         }
     }
 
     public var description: String { "NativeLoginError(\(reason))" }
+
+    /// The answer for a failure that is not the request's: `serviceUnavailable` when the
+    /// database is unreachable right now (or stayed busy past its retries), else `internalFailure`.
+    static func failure(_ error: any Error, accountID: String? = nil) -> NativeLoginError {
+        if let storage = error as? StorageError, storage.isTemporary {
+            return NativeLoginError(.serviceUnavailable, accountID: accountID)
+        }
+        return NativeLoginError(.internalFailure, accountID: accountID)
+    }
 }

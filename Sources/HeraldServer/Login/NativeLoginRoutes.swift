@@ -117,11 +117,11 @@ struct NativeLoginRoutes: RouteGroup {
             reason = result.isNewUser ? "created" : "existing"
             accountID = result.accountID
         case .failure(let error):
-            outcomeLabel = error.code == .internalFailure || error.code == .appleUnavailable ? "error" : "rejected"
+            outcomeLabel = [.internalFailure, .appleUnavailable, .serviceUnavailable].contains(error.code) ? "error" : "rejected"
             reason = error.reason
             accountID = error.accountID ?? ""
             clientKnown = ![.badRequest, .realmNotFound, .rateLimited, .providerNotConfigured, .unknownClient,
-                            .tokenTooLarge, .internalFailure].contains(error.code)
+                            .tokenTooLarge, .internalFailure, .serviceUnavailable].contains(error.code)
         }
         let realmLabel = InputRules.isSlug(realmID) ? realmID : "invalid"
         context.metrics.recordLogin(provider: AppleNativeLogin.provider, outcome: outcomeLabel, reason: reason)
@@ -170,6 +170,8 @@ extension APIError {
                             message: "Unknown, expired or already used downstream state")
         case .rateLimited:
             self = .rateLimited(retryAfter: error.retryAfterSeconds ?? 60)
+        case .serviceUnavailable:
+            self = .storageUnavailable
         case .internalFailure:
             self = .internalError
         }
