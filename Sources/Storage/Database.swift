@@ -26,7 +26,8 @@ public protocol Database: Sendable {
     /// a body alone when the group commit it shared failed — so it must have no effects outside
     /// the database besides its return value.
     @discardableResult
-    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T
+    func write<T: Sendable>(isolation: WriteIsolation,
+                            _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T
     /// Applies the migrations not yet recorded, per (module, version), in order, each in its own transaction.
     func migrate(_ migrations: [Migration]) async throws
     /// True when the database answers a trivial query (for /readyz).
@@ -36,6 +37,12 @@ public protocol Database: Sendable {
 }
 
 extension Database {
+    /// A write with the default isolation, `.serializable`.
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        try await write(isolation: .serializable, body)
+    }
+
     /// True when a read answers `SELECT 1` (PostgreSQL re-connects, with its 2 s connect
     /// timeout, when the server came back).
     public func isReachable() async -> Bool {

@@ -143,4 +143,28 @@ struct TwoNodeTests {
             #expect(try await nodes.b.me(accessToken).status == 200)
         }
     }
+
+    @Test("40 concurrent logins of new and then returning users, split across both nodes, all succeed")
+    func concurrentLoginsAcrossNodes() async throws {
+        try await TwoNodeFixture.with { nodes in
+            let fixtures = nodes.nodes
+            for round in ["new", "returning"] {
+                let nonces = (0..<40).map { _ in nodes.a.freshNonce() }
+                let tokens = (0..<40).map { index in
+                    nodes.a.token(subject: "concurrent.\(index)", nonce: nonces[index], email: "c\(index)@example.com")
+                }
+                let results = await concurrently(40) { index in
+                    try fixtures[index % 2].loginBlocking(token: tokens[index], nonce: nonces[index])
+                }
+                let statuses = try results.map { try $0.get().status }
+                #expect(statuses.allSatisfy { $0 == 200 }, "\(round): \(statuses)")
+                let isNew = try results.map { try $0.get().json["isNewUser"]?.boolValue }
+                #expect(isNew.allSatisfy { $0 == (round == "new") }, "\(round)")
+            }
+            let accounts = try await nodes.a.herald.application.context.database.read { db in
+                try db.queryOne("SELECT COUNT(*) AS n FROM accounts")?.int("n")
+            }
+            #expect(accounts == 40)
+        }
+    }
 }

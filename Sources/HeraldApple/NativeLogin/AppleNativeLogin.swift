@@ -10,6 +10,8 @@ import TokenIssuer
 public struct AppleNativeLogin: Sendable {
     /// The provider name stored on identities and logged.
     public static let provider = "apple"
+    /// Attempts of the login transaction when concurrent logins of one person collide.
+    static let maximumWriteAttempts = 3
 
     private let database: any Database
     private let verifier: AppleIdentityVerifier
@@ -100,27 +102,38 @@ public struct AppleNativeLogin: Sendable {
                                               emailVerified: claims.emailVerified,
                                               isPrivateEmail: claims.isPrivateEmail, name: request.fullName)
         let authTime = now().unixSeconds
-        let step: NativeLoginStep
-        do {
-            let replay = verification.replay
-            let resolver = AccountResolver(database: database, now: now)
-            let tokens = self.tokens
-            step = try await database.write { db -> NativeLoginStep in
-                // The claim commits even when the login is refused below: a token seen once is
-                // never accepted again. Only a storage failure (rethrown, all rolled back) leaves it unclaimed.
-                if let replay, try !replay.record(in: db) { return .replayed }
-                do {
-                    return try db.withSavepoint("native_login") {
-                        try Self.resolveAndStart(db, realm: realm, client: client, identity: identity, request: request,
-                                                 authTime: authTime, resolver: resolver, tokens: tokens)
+        var step: NativeLoginStep?
+        let replay = verification.replay
+        let resolver = AccountResolver(database: database, now: now)
+        let tokens = self.tokens
+        for attempt in 1...Self.maximumWriteAttempts where step == nil {
+            do {
+                // READ COMMITTED on PostgreSQL: the replay claim is a conditional upsert and
+                // the account and identity are guarded by unique keys, so nothing here needs
+                // SERIALIZABLE, whose index-page locks made concurrent logins fail each other.
+                step = try await database.write(isolation: .readCommitted) { db -> NativeLoginStep in
+                    // The claim commits even when the login is refused below: a token seen once is
+                    // never accepted again. Only a storage failure (rethrown, all rolled back) leaves it unclaimed.
+                    if let replay, try !replay.record(in: db) { return .replayed }
+                    do {
+                        return try db.withSavepoint("native_login") {
+                            try Self.resolveAndStart(db, realm: realm, client: client, identity: identity, request: request,
+                                                     authTime: authTime, resolver: resolver, tokens: tokens)
+                        }
+                    } catch let refusal as NativeLoginError {
+                        return .refused(refusal)
                     }
-                } catch let refusal as NativeLoginError {
-                    return .refused(refusal)
                 }
+            } catch let error as RealmsError where error.code == .conflict && attempt < Self.maximumWriteAttempts {
+                // A concurrent login of the same person (same Apple subject or email) created
+                // the account or identity first; everything rolled back, and the next attempt
+                // finds what it committed.
+                continue
+            } catch {
+                throw NativeLoginError.failure(error)
             }
-        } catch {
-            throw NativeLoginError.failure(error)
         }
+        guard let step else { throw NativeLoginError(.internalFailure) }
 
         let resolution: AccountResolution
         let prepared: PreparedSession?

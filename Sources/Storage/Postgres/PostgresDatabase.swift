@@ -11,9 +11,9 @@ import Foundation
 ///   writer; SERIALIZABLE keeps that guarantee across nodes. PostgreSQL resolves conflicts by
 ///   failing one transaction with 40001 (or a deadlock with 40P01): write bodies are pure
 ///   database work, so the whole body is retried, up to `maxWriteAttempts` times in all, and
-///   the last `.busy` error is thrown if every attempt conflicts. `.readCommitted` is
-///   available for deployments whose bodies are all written as single conditional statements
-///   (`UPDATE … WHERE …`, `INSERT … ON CONFLICT`).
+///   the last `.busy` error is thrown if every attempt conflicts. A hot write whose body is
+///   correct under READ COMMITTED asks for `WriteIsolation.readCommitted` (native login,
+///   refresh): it then only waits where another write holds the same row.
 /// - **Reads** run in `REPEATABLE READ READ ONLY` transactions: one snapshot per body, like a
 ///   SQLite WAL read; a write inside fails with `.io` (as SQLite's read-only readers do).
 /// - **Migrations** run each step in its own READ COMMITTED transaction that first takes a
@@ -23,28 +23,25 @@ import Foundation
 ///
 /// SQL is translated from the modules' SQLite-flavoured dialect by `PostgresDialect`.
 public final class PostgresDatabase: Database {
-    /// The isolation level of write transactions.
-    public enum WriteIsolation: Sendable {
-        /// Transactions behave as if run one at a time; conflicts are retried.
-        case serializable
-        /// Each statement sees what committed before it; conflicts on 40P01 are still retried.
-        case readCommitted
-    }
-
     /// Key of the advisory lock that serializes migrations across nodes ("herald" in ASCII).
     static let migrationLockKey: Int64 = 0x68_65_72_61_6C_64
     /// How many times a write body runs at most when it keeps hitting serialization failures.
-    public static let maxWriteAttempts = 3
+    /// SERIALIZABLE locks index pages, not keys, so concurrent logins that insert into the same
+    /// small tables conflict often (3 attempts failed a third of 40 concurrent logins); every
+    /// conflict lets at least one transaction commit, so enough attempts with growing, jittered
+    /// pauses always get through. The pauses add up to at most about 0.3 s.
+    public static let maxWriteAttempts = 12
+    /// The longest pause between two attempts, in microseconds.
+    static let maxRetryPauseMicroseconds: UInt32 = 40_000
 
     /// The location, with the password masked: safe to log.
     public let location: String
     private let pool: PostgresPool
-    private let writeIsolation: WriteIsolation
     private let now: @Sendable () -> Date
 
     /// Connects `connectionCount` connections to `url` (`postgres://user:password@host:port/db?sslmode=…`).
     /// Fails with `.unavailable` when the server cannot be reached.
-    public init(url: String, connectionCount: Int = 4, writeIsolation: WriteIsolation = .serializable,
+    public init(url: String, connectionCount: Int = 4,
                 now: @escaping @Sendable () -> Date = { Date() }) throws(StorageError) {
         guard connectionCount >= 1 else {
             throw StorageError(code: .unsupported, message: "connectionCount must be at least 1 (got \(connectionCount))")
@@ -55,7 +52,6 @@ public final class PostgresDatabase: Database {
         }
         self.location = DatabaseLocation.postgres(url: url).description
         self.pool = PostgresPool(connections)
-        self.writeIsolation = writeIsolation
         self.now = now
     }
 
@@ -70,9 +66,9 @@ public final class PostgresDatabase: Database {
     /// rolls back when it throws (the error is rethrown unchanged). A body that fails with a
     /// serialization failure or deadlock is run again, up to `maxWriteAttempts` times in all.
     @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
-        let kind: PostgresConnection.TransactionKind = writeIsolation == .serializable ? .serializable : .readCommitted
-        return try await write(kind, body)
+    public func write<T: Sendable>(isolation: WriteIsolation,
+                                   _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        try await write(isolation == .serializable ? .serializable : .readCommitted, body)
     }
 
     private func write<T: Sendable>(_ kind: PostgresConnection.TransactionKind,
@@ -83,9 +79,10 @@ public final class PostgresDatabase: Database {
                 do {
                     return try connection.transaction(kind, body)
                 } catch let error as StorageError where Self.isRetryable(error) && attempt < Self.maxWriteAttempts {
-                    // A short random pause on this connection's thread (never the cooperative
-                    // pool) so conflicting nodes do not collide again in lockstep.
-                    usleep(UInt32.random(in: 500...2_000) * UInt32(attempt))
+                    // A random pause on this connection's thread (never the cooperative pool),
+                    // doubling per attempt (full jitter), so conflicting writers — on this node
+                    // or another — spread out instead of colliding again in lockstep.
+                    usleep(UInt32.random(in: 0...min(Self.maxRetryPauseMicroseconds, 1_000 << UInt32(attempt))))
                     attempt += 1
                 }
             }

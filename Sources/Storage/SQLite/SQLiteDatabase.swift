@@ -63,8 +63,10 @@ public final class SQLiteDatabase: Database {
     /// Runs body in one write transaction (BEGIN IMMEDIATE on the single writer, possibly shared
     /// with other writes queued at the same time); returns once its changes are committed, rolls
     /// back its changes when it throws (the error is rethrown unchanged).
+    /// `isolation` changes nothing here: the single writer runs one body at a time.
     @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+    public func write<T: Sendable>(isolation: WriteIsolation,
+                                   _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
         try await writer.write(body)
     }
 

@@ -101,7 +101,10 @@ public final class TokenService: Sendable {
         let replacementHash = Self.hash(replacement)
         let step: RefreshStep
         do {
-            step = try await database.write { db -> RefreshStep in
+            // READ COMMITTED on PostgreSQL: single use rests on the conditional UPDATE below (a
+            // concurrent rotation makes it change no row, which is reuse), not on SERIALIZABLE,
+            // whose index-page locks made refreshes of unrelated sessions fail each other.
+            step = try await database.write(isolation: .readCommitted) { db -> RefreshStep in
                 guard let row = try db.queryOne("""
                     SELECT s.*, r.rotated_at, a.status AS account_status FROM refresh_tokens r
                     JOIN sessions s ON s.id = r.session_id
