@@ -13,6 +13,8 @@ public final class FreshDatabase: Sendable {
     public let database: any Database
     /// Holds the SQLite file's directory until this value goes away.
     private let directory: TemporaryDirectory?
+    /// Holds a PostgreSQL database's place on the shared cluster until this value goes away.
+    private let slot: TestPostgresSlot?
 
     /// Opens a fresh database of `backend` with `connections` connections (SQLite: one writer
     /// and `connections - 1` readers) and applies `migrations`.
@@ -23,7 +25,9 @@ public final class FreshDatabase: Sendable {
             let directory = try TemporaryDirectory()
             database = try SQLiteDatabase(path: directory.file("herald.db"), readerCount: max(connections - 1, 1))
             self.directory = directory
+            slot = nil
         case .postgres:
+            slot = await TestPostgresSlot.acquire()
             database = try PostgresDatabase(url: try TestPostgres.shared().createDatabase(), connectionCount: connections)
             directory = nil
         }
@@ -35,7 +39,8 @@ public final class FreshDatabase: Sendable {
         }
     }
 
-    /// Releases the connections; later calls on `database` fail.
+    /// Releases the connections (the PostgreSQL slot is given back when this value goes away);
+    /// later calls on `database` fail.
     public func close() async {
         await database.close()
     }

@@ -91,7 +91,8 @@ public final class TestPostgres: Sendable {
     /// Starts the server (again, after `stopServer()`), waiting until it accepts connections.
     public func start() throws(TestPostgresError) {
         // max_connections: every backend-agnostic test case holds its own database open with a
-        // few connections (a server: 4), and Swift Testing starts well over a hundred of them at once.
+        // few connections (a server: 4); the domain suites wait for a TestPostgresSlot, but the
+        // Storage suites alone open about 45 databases (some 150 connections) at once.
         let options = "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=1000"
         try Self.run(Self.binDirectory + "/pg_ctl",
                      ["-D", dataDirectory, "-l", folder + "/server.log", "-o", options, "-w", "-t", "60", "start"])

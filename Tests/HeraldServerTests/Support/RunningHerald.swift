@@ -12,6 +12,8 @@ final class RunningHerald: Sendable {
     let folder: URL
     let logs: LogCapture
     let client: TestHTTPClient
+    /// A PostgreSQL server's place on the shared test cluster, given back when this value goes away.
+    let slot: TestPostgresSlot?
 
     static let adminToken = "test-admin-token-0123456789abcdef0123456789"
 
@@ -24,6 +26,7 @@ final class RunningHerald: Sendable {
             arguments: ["--port", "1", "--database", "sqlite:\(folder.path)/herald.db"],
             environment: ["HERALD_ADMIN_TOKEN": adminToken, "HERALD_LOG_LEVEL": "debug"])
         configuration.port = 0
+        let slot = backend == .postgres ? await TestPostgresSlot.acquire() : nil
         if backend == .postgres {
             // PostgreSQL has no file to put a key file beside: it needs HERALD_MASTER_KEY.
             configuration.database = .postgres(url: try TestPostgres.shared().createDatabase())
@@ -34,11 +37,12 @@ final class RunningHerald: Sendable {
         let application = try await HeraldApplication.open(configuration: configuration,
                                                            logger: Logger(level: .debug, sink: logs.sink), now: now)
         try application.start()
-        return RunningHerald(application: application, folder: folder, logs: logs)
+        return RunningHerald(application: application, folder: folder, logs: logs, slot: slot)
     }
 
-    private init(application: HeraldApplication, folder: URL, logs: LogCapture) {
+    private init(application: HeraldApplication, folder: URL, logs: LogCapture, slot: TestPostgresSlot?) {
         self.application = application
+        self.slot = slot
         self.folder = folder
         self.logs = logs
         self.client = TestHTTPClient(port: application.port)
