@@ -27,7 +27,12 @@ import Testing
                     do { return (index, .success(try await database.write(body))) } catch { return (index, .failure(error)) }
                 }
             }
-            try await waitUntil { database.writerForTesting.queuedCount == writes.count }
+            do {
+                try await waitUntil { database.writerForTesting.queuedCount == writes.count }
+            } catch {
+                gate.signal()  // Let the writer go, so the failure is reported instead of hanging.
+                throw error
+            }
             gate.signal()
             try await holder.value
             var results = [Result<Void, any Error>?](repeating: nil, count: writes.count)
@@ -84,9 +89,9 @@ import Testing
     }
 }
 
-/// Polls `condition` every millisecond for up to 10 s.
+/// Polls `condition` every millisecond for up to 60 s.
 private func waitUntil(_ condition: () -> Bool) async throws {
-    let deadline = Date().addingTimeInterval(10)
+    let deadline = Date().addingTimeInterval(60)
     while !condition() {
         guard Date() < deadline else { throw StorageError(code: .other, message: "condition not reached in time") }
         try await Task.sleep(for: .milliseconds(1))
