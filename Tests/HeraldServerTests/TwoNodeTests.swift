@@ -167,4 +167,29 @@ struct TwoNodeTests {
             #expect(accounts == 40)
         }
     }
+
+    @Test("twenty concurrent first logins of one person, split across both nodes, make exactly one account")
+    func concurrentFirstLoginsOfOnePersonAcrossNodes() async throws {
+        try await TwoNodeFixture.with { nodes in
+            let fixtures = nodes.nodes
+            let requests = (0..<20).map { _ -> (String, String) in
+                let nonce = nodes.a.freshNonce()
+                return (nodes.a.token(subject: "sub.race.2n", nonce: nonce, email: "race2n@example.com"), nonce)
+            }
+            let results = await concurrently(20) { index in
+                try fixtures[index % 2].loginBlocking(token: requests[index].0, nonce: requests[index].1)
+            }
+            let responses = try results.map { try $0.get() }
+            #expect(responses.allSatisfy { $0.status == 200 }, "\(responses.map(\.status))")
+            #expect(Set(responses.map { $0.string("userId") }).count == 1)
+            #expect(responses.filter { $0.json["isNewUser"] == true }.count == 1)
+            let rows = try await nodes.b.herald.application.context.database.read { db in
+                (try db.queryOne("SELECT COUNT(*) AS n FROM accounts")?.int("n"),
+                 try db.query("SELECT account_id FROM identities").map { try $0.string("account_id") })
+            }
+            #expect(rows.0 == 1)
+            #expect(rows.1 == [responses[0].string("userId")], "one identity, on the one account")
+        }
+    }
 }
+
