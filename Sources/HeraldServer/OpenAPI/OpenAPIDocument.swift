@@ -22,9 +22,9 @@ info:
       token, secret, private key, nonce or email.
     - Times in admin JSON are unix seconds.
     - While the database is unreachable (a restart, a failover) a route that needs it answers
-      503 `service_unavailable` with `Retry-After` (OAuth endpoints: 503
-      `{"error":"temporarily_unavailable"}`). Nothing was changed: retry the same request,
-      with the same refresh token, once `/readyz` answers 200 again.
+      503 with `Retry-After`: `service_unavailable` in the error envelope, or, once `/token`
+      has read its request, the OAuth body `{"error":"temporarily_unavailable"}`. Nothing was
+      changed: retry the same request, with the same refresh token or Apple identity token.
     - Lists answer `{"items":[…],"nextCursor":"…"|null}`; pass `nextCursor` back as `cursor`
       to read the next page. Cursors are opaque.
   license:
