@@ -28,7 +28,7 @@ import Testing
                 }
             }
             do {
-                try await waitUntil { database.writerForTesting.queuedCount == writes.count }
+                try await waitUntil { database.writer.queuedCount == writes.count }
             } catch {
                 gate.signal()  // Let the writer go, so the failure is reported instead of hanging.
                 throw error
@@ -52,7 +52,7 @@ import Testing
                     try db.execute("INSERT INTO t (k) VALUES (?)", .integer(Int64(index % 30)))
                 }
             }
-            let commitsBefore = database.writerForTesting.commitCount
+            let commitsBefore = database.writer.commitCount
             let results = try await Self.queuedBehindABusyWriter(database, writes)
             for (index, result) in results.enumerated() {
                 if index < 30 {
@@ -65,7 +65,7 @@ import Testing
             let keys = try await database.read { try $0.query("SELECT k FROM t ORDER BY k").map { try $0.int("k") } }
             #expect(keys == Array(0..<30).map(Int64.init))
             // The busy writer's own commit, then one for the 40 queued writes.
-            #expect(database.writerForTesting.commitCount == commitsBefore + 2)
+            #expect(database.writer.commitCount == commitsBefore + 2)
         }
     }
 

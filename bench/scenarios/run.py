@@ -215,13 +215,7 @@ class Herald(Endpoint):
     def stop(self):
         if self.process is None:
             return
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, signal.SIGTERM)
         self.process = None
         self.log.close()
 
@@ -297,6 +291,17 @@ def seed_accounts(db, count, prefix):
 
 # ---------------------------------------------------------------------------------------------
 # Several nodes: a throwaway PostgreSQL cluster, two Herald nodes on it, nginx in front.
+
+def stop_process(process, sig):
+    """Asks a child to stop with `sig`; kills it if it is still running 20 s later."""
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
 
 def process_tree_cpu_seconds(root_pid):
     """User + system CPU of `root_pid` and its direct children (nginx workers, PostgreSQL
@@ -430,13 +435,7 @@ class Nginx:
 
     def stop(self):
         if self.process is not None:
-            if self.process.poll() is None:
-                self.process.send_signal(signal.SIGQUIT)  # graceful: workers finish, then exit
-                try:
-                    self.process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    self.process.kill()
-                    self.process.wait()
+            stop_process(self.process, signal.SIGQUIT)  # graceful: workers finish, then exit
             self.process = None
             self.log.close()
         shutil.rmtree(self.prefix, ignore_errors=True)

@@ -101,14 +101,24 @@ struct TokenEndpoint: Sendable {
             return try await context.tokens.refresh(realmID: realm.id, clientID: client.clientId,
                                                     refreshToken: refreshToken, scope: scope, clientIP: clientIP)
         } catch {
-            switch error.code {
-            case .invalidScope: throw GrantsError(.invalidScope, "scope is wider than the granted scope")
-            case .noSigningKey: throw GrantsError(.serverError, "the realm cannot sign tokens")
-            case .storageFailure: throw GrantsError(.serverError, "the refresh could not be completed")
-            case .storageUnavailable: throw GrantsError.storageUnavailable
-            case .reuseDetected: throw GrantsError(.invalidGrant, "refresh token was already used; the session is revoked")
-            default: throw GrantsError(.invalidGrant, "refresh token is invalid, expired or revoked")
-            }
+            throw GrantsError(refreshFailure: error)
+        }
+    }
+}
+
+extension GrantsError {
+    /// The token endpoint's answer for a refused refresh (the session API's is `APIError(refreshFailure:)`):
+    /// only a token at fault is `invalid_grant`, which tells the client to drop it; our own
+    /// failures are `server_error`, an unreachable database `temporarily_unavailable`.
+    init(refreshFailure error: TokenError) {
+        switch error.code {
+        case .invalidScope: self = GrantsError(.invalidScope, "scope is wider than the granted scope")
+        case .noSigningKey: self = GrantsError(.serverError, "the realm cannot sign tokens")
+        case .storageFailure: self = GrantsError(.serverError, "the refresh could not be completed")
+        case .storageUnavailable: self = .storageUnavailable
+        case .reuseDetected: self = GrantsError(.invalidGrant, "refresh token was already used; the session is revoked")
+        case .invalidGrant, .expired, .revoked, .clientMismatch, .ipMismatch, .accountDisabled, .accountDeleted:
+            self = GrantsError(.invalidGrant, "refresh token is invalid, expired or revoked")
         }
     }
 }

@@ -25,7 +25,8 @@ import Foundation
 public final class SQLiteDatabase: Database {
     /// The file path the database was opened with.
     public let path: String
-    private let writer: SQLiteWriter
+    /// Internal, not private: group-commit tests look at its commit count and queue.
+    let writer: SQLiteWriter
     private let readers: ReaderPool
     private let now: @Sendable () -> Date
 
@@ -69,9 +70,6 @@ public final class SQLiteDatabase: Database {
                                    _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
         try await writer.write(body)
     }
-
-    /// The writer, for tests that look at group commit.
-    var writerForTesting: SQLiteWriter { writer }
 
     /// Applies the migrations not yet recorded, in (module registration order, version) order,
     /// each in its own write transaction; already-applied ones are checked by name and skipped.
