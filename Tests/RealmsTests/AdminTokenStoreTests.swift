@@ -61,6 +61,28 @@ struct AdminTokenStoreTests {
         }
     }
 
+    @Test("nodes starting together register the same environment token without a conflict", arguments: Backend.allCases)
+    func concurrentEnvironmentToken(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
+            let token = String(repeating: "n", count: 40)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 { group.addTask { try await test.adminTokens.registerEnvironmentToken(token) } }
+                try await group.waitForAll()
+            }
+            #expect(try await test.adminTokens.authenticate(token) == "env")
+            #expect(try await test.adminTokens.list().map(\.name) == ["env"])
+        }
+    }
+
+    @Test("an environment token equal to a CLI-created token is a conflict", arguments: Backend.allCases)
+    func environmentTokenEqualToCLIToken(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
+            let token = try await test.adminTokens.create(name: "ops", context: ChangeContext(actor: "cli"))
+            #expect(await realmsError { try await test.adminTokens.registerEnvironmentToken(token) }?.code == .conflict)
+            #expect(try await test.adminTokens.authenticate(token) == "ops")
+        }
+    }
+
     @Test("an environment token shorter than 32 characters is refused", arguments: Backend.allCases)
     func shortEnvironmentToken(backend: Backend) async throws {
         try await TestDatabase.with(backend) { test throws in

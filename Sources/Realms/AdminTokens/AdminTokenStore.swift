@@ -98,13 +98,18 @@ public struct AdminTokenStore: Sendable {
                                       "must be \(Self.minimumTokenLength) to \(Self.maximumPresentedLength) characters")
         }
         let hash = SHA256.hash(token)
-        try await database.write { db in
-            do {
+        do {
+            try await database.write { db in
                 try db.execute("""
                     INSERT INTO admin_tokens (name, token_hash, created_at) VALUES (?, ?, ?)
                     ON CONFLICT (name) DO UPDATE SET token_hash = excluded.token_hash
                     """, .text(Self.environmentTokenName), .blob(hash), .integer(at))
-            } catch let error as StorageError where error.code == .uniqueViolation {
+            }
+        } catch let error as StorageError where error.code == .uniqueViolation {
+            // The hash is taken. Nodes starting together all register the same token, and on
+            // PostgreSQL the loser of that race trips the token_hash key, not the upsert's name
+            // key; that is success. Any other owner is a CLI token with the same value.
+            guard try await authenticate(token) == Self.environmentTokenName else {
                 throw RealmsError.conflict("HERALD_ADMIN_TOKEN equals a token created with the CLI")
             }
         }
