@@ -11,13 +11,8 @@ struct EndedSessionPurgeTests {
           arguments: [false, true])
     func purgeKeepsWhatIsLiveOrRecent(onPostgres: Bool) async throws {
         let clock = TestClock(Date())
-        let postgresURL = onPostgres ? try TestPostgres.shared().createDatabase() : nil
-        try await NativeLoginFixture.with(realmFields: ["refreshTokenTTL": 604_800], clock: clock, configure: { configuration in
-            if let postgresURL {
-                configuration.database = .postgres(url: postgresURL)
-                configuration.masterKey = MasterKey.generate().encoded
-            }
-        }) { fixture in
+        try await NativeLoginFixture.with(backend: onPostgres ? .postgres : .sqlite, realmFields: ["refreshTokenTTL": 604_800],
+                                          clock: clock) { fixture in
             let expiring = try await fixture.loginOK(subject: "purge.expiring")
             let revoked = try await fixture.loginOK(subject: "purge.revoked")
             try expectStatus(200, await fixture.send("POST", "/api/auth/acme/session/logout",

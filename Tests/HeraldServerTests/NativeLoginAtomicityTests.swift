@@ -14,20 +14,13 @@ struct NativeLoginAtomicityTests {
     enum Store: String, CaseIterable, Sendable {
         case sqlite, postgres
 
-        func configure() throws -> (inout HeraldConfiguration) -> Void {
-            guard self == .postgres else { return { _ in } }
-            let url = try TestPostgres.shared().createDatabase()
-            return { configuration in
-                configuration.database = .postgres(url: url)
-                configuration.masterKey = MasterKey.generate().encoded
-            }
-        }
+        var backend: Backend { self == .postgres ? .postgres : .sqlite }
     }
 
     @Test("a new user whose session cannot start (no active signing key) gets no account, and the token stays used",
           arguments: Store.allCases)
     func sessionFailureUndoesTheAccountButKeepsTheClaim(store: Store) async throws {
-        try await NativeLoginFixture.with(configure: try store.configure()) { fixture in
+        try await NativeLoginFixture.with(backend: store.backend) { fixture in
             let database = fixture.herald.application.context.database
             let before = try await Self.counts(database)
             // A realm without an active key: a real failure of the session start, after the
@@ -58,7 +51,7 @@ struct NativeLoginAtomicityTests {
 
     @Test("a login refused by realm policy (registration disabled) still consumes its token", arguments: Store.allCases)
     func policyRefusalConsumesTheToken(store: Store) async throws {
-        try await NativeLoginFixture.with(configure: try store.configure()) { fixture in
+        try await NativeLoginFixture.with(backend: store.backend) { fixture in
             let database = fixture.herald.application.context.database
             try expectStatus(200, await fixture.admin("PATCH", "/api/admin/realms/acme", json: ["registrationEnabled": false]))
             let before = try await Self.counts(database)

@@ -9,12 +9,7 @@ import Testing
 /// serves the admin API and public routes as on SQLite.
 @Suite struct PostgresServingTests {
     @Test func serverMigratesAndServesOnPostgreSQL() async throws {
-        let postgres = try TestPostgres.shared()
-        let url = try postgres.createDatabase()
-        try await RunningHerald.with(configure: { configuration in
-            configuration.database = .postgres(url: url)
-            configuration.masterKey = MasterKey.generate().encoded
-        }) { herald in
+        try await RunningHerald.with(backend: .postgres) { herald in
             #expect(try await herald.send("GET", "/readyz").status == 200)
             try await herald.createRealm("pg-realm")
             let duplicate = try await herald.admin("POST", "/api/admin/realms", json: .object(["id": "pg-realm"]))
@@ -26,14 +21,14 @@ import Testing
     }
 
     @Test func postgresWithoutMasterKeyIsRefused() async throws {
-        let postgres = try TestPostgres.shared()
-        let url = try postgres.createDatabase()
-        let configuration = try HeraldConfiguration.load(arguments: ["--database", url], environment: [:])
-        do {
-            _ = try await HeraldApplication.open(configuration: configuration, logger: Logger(level: .error, sink: { _ in }))
-            Issue.record("a PostgreSQL deployment without HERALD_MASTER_KEY must not start")
-        } catch let error as ConfigurationError {
-            #expect(error.message.contains("HERALD_MASTER_KEY"))
+        try await TestPostgres.shared().withDatabase { url in
+            let configuration = try HeraldConfiguration.load(arguments: ["--database", url], environment: [:])
+            do {
+                _ = try await HeraldApplication.open(configuration: configuration, logger: Logger(level: .error, sink: { _ in }))
+                Issue.record("a PostgreSQL deployment without HERALD_MASTER_KEY must not start")
+            } catch let error as ConfigurationError {
+                #expect(error.message.contains("HERALD_MASTER_KEY"))
+            }
         }
     }
 }

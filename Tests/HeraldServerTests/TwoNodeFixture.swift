@@ -14,13 +14,14 @@ struct TwoNodeFixture {
     var nodes: [NativeLoginFixture] { [a, b] }
 
     /// Runs `body` with two fresh nodes on a fresh database of `postgres` (default: the shared
-    /// test cluster) and stops both afterwards.
+    /// test cluster), stops both afterwards and drops the database.
     static func with<T>(postgres: TestPostgres? = nil, realmFields: [String: JSONValue] = [:],
                         _ body: (TwoNodeFixture) async throws -> T) async throws -> T {
-        let url = try (postgres ?? TestPostgres.shared()).createDatabase()
         let masterKey = MasterKey.generate().encoded
         let apple = try FakeJWKSServer(document: fakeAppleKeys.document)
         defer { apple.stop() }
+        let database = try (postgres ?? TestPostgres.shared()).createDatabase()
+        let url = database.url
         let configure: @Sendable (inout HeraldConfiguration) -> Void = { configuration in
             configuration.database = .postgres(url: url)
             configuration.masterKey = masterKey
@@ -36,9 +37,11 @@ struct TwoNodeFixture {
             try await fixture.a.provision(realmFields: realmFields)
             let result = try await body(fixture)
             for node in nodes { await node.stop() }
+            await database.drop()
             return result
         } catch {
             for node in nodes { await node.stop() }
+            await database.drop()
             throw error
         }
     }

@@ -18,21 +18,30 @@ struct MigrationTests {
         "CREATE TABLE signing_key (kid TEXT PRIMARY KEY, realm_id INTEGER NOT NULL REFERENCES realm (id))",
     ])
 
-    /// One database that can be opened again (a SQLite file, or a PostgreSQL database).
-    private struct Target {
+    /// One database that can be opened again (a SQLite file, or a PostgreSQL database, dropped
+    /// once this value and every database object opened on it are gone).
+    private final class Target: Sendable {
         let backend: Backend
         let directory: TemporaryDirectory?
-        let url: String?
+        let postgres: TestPostgresDatabase?
 
         init(_ backend: Backend) throws {
             self.backend = backend
             directory = backend == .sqlite ? try TemporaryDirectory() : nil
-            url = backend == .postgres ? try TestPostgres.shared().createDatabase() : nil
+            postgres = backend == .postgres ? try TestPostgres.shared().createDatabase() : nil
         }
 
         func open(now: Date = MigrationTests.pinnedNow) throws -> any Database {
-            if let url { return try PostgresDatabase(url: url, connectionCount: 2, now: { now }) }
+            if let postgres {
+                let database = try PostgresDatabase(url: postgres.url, connectionCount: 2, now: { now })
+                postgres.track(database)
+                return database
+            }
             return try SQLiteDatabase(path: directory!.path("migrate.db"), now: { now })
+        }
+
+        deinit {
+            postgres?.dropWhenUsersAreGone()
         }
     }
 

@@ -7,17 +7,18 @@ import Testing
 @Suite("PostgreSQL", .timeLimit(.minutes(3)))
 struct PostgresTests {
     @Test func connectsToTheDatabaseNamedInTheURL() async throws {
-        let url = try TestPostgres.shared().createDatabase()
-        let name = try #require(url.split(separator: "/").last?.split(separator: "?").first.map(String.init))
-        // Settings in the URL apply, except the client encoding, which stays UTF-8.
-        let database = try PostgresDatabase(url: url + "&application_name=node-7&client_encoding=LATIN1", connectionCount: 1)
-        let settings = try await database.read {
-            try $0.queryOne("SELECT current_database() AS name, current_setting('application_name') AS app, current_setting('client_encoding') AS encoding")
+        try await TestPostgres.shared().withDatabase { url in
+            let name = try #require(url.split(separator: "/").last?.split(separator: "?").first.map(String.init))
+            // Settings in the URL apply, except the client encoding, which stays UTF-8.
+            let database = try PostgresDatabase(url: url + "&application_name=node-7&client_encoding=LATIN1", connectionCount: 1)
+            let settings = try await database.read {
+                try $0.queryOne("SELECT current_database() AS name, current_setting('application_name') AS app, current_setting('client_encoding') AS encoding")
+            }
+            #expect(settings?["name"] == .text(name))
+            #expect(settings?["app"] == .text("node-7"))
+            #expect(settings?["encoding"] == .text("UTF8"))
+            await database.close()
         }
-        #expect(settings?["name"] == .text(name))
-        #expect(settings?["app"] == .text("node-7"))
-        #expect(settings?["encoding"] == .text("UTF8"))
-        await database.close()
     }
 
     @Test func valuesRoundTripThroughTypedColumns() async throws {
@@ -104,19 +105,20 @@ struct PostgresTests {
     }
 
     @Test func concurrentMigratorsApplyEachStepOnce() async throws {
-        let url = try TestPostgres.shared().createDatabase()
-        let migrations = [
-            Migration(module: "m", version: 1, name: "one", statements: ["CREATE TABLE t (v INTEGER)", "INSERT INTO t (v) VALUES (1)"]),
-            Migration(module: "m", version: 2, name: "two", statements: ["INSERT INTO t (v) VALUES (2)"]),
-        ]
-        let nodes = try (0..<3).map { _ in try PostgresDatabase(url: url, connectionCount: 1) }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for node in nodes { group.addTask { try await node.migrate(migrations) } }
-            try await group.waitForAll()
+        try await TestPostgres.shared().withDatabase { url in
+            let migrations = [
+                Migration(module: "m", version: 1, name: "one", statements: ["CREATE TABLE t (v INTEGER)", "INSERT INTO t (v) VALUES (1)"]),
+                Migration(module: "m", version: 2, name: "two", statements: ["INSERT INTO t (v) VALUES (2)"]),
+            ]
+            let nodes = try (0..<3).map { _ in try PostgresDatabase(url: url, connectionCount: 1) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for node in nodes { group.addTask { try await node.migrate(migrations) } }
+                try await group.waitForAll()
+            }
+            let values = try await nodes[0].read { try $0.query("SELECT v FROM t ORDER BY v").map { try $0.int("v") } }
+            #expect(values == [1, 2])
+            for node in nodes { await node.close() }
         }
-        let values = try await nodes[0].read { try $0.query("SELECT v FROM t ORDER BY v").map { try $0.int("v") } }
-        #expect(values == [1, 2])
-        for node in nodes { await node.close() }
     }
 
     @Test func serializationFailureIsRetriedWithTheWholeBody() async throws {
@@ -160,8 +162,8 @@ struct PostgresTests {
 
     @Test func restartedServerFailsOneCallAsUnavailableThenRecovers() async throws {
         let cluster = try TestPostgres()
-        defer { cluster.stop() }
-        let url = try cluster.createDatabase()
+        defer { cluster.stop() }  // Removes the database with the cluster.
+        let url = try cluster.createDatabase().url
         let database = try PostgresDatabase(url: url, connectionCount: 1)
         try await database.write { try $0.execute("CREATE TABLE t (v INTEGER)") }
         try cluster.stopServer()
@@ -181,27 +183,29 @@ struct PostgresTests {
     }
 
     @Test func isReachableUntilClosedThenCallsFail() async throws {
-        let url = try TestPostgres.shared().createDatabase()
-        let database = try PostgresDatabase(url: url, connectionCount: 2)
-        #expect(await database.isReachable())
-        await database.close()
-        #expect(await !database.isReachable())
-        let error = await thrownStorageError { try await database.write { try $0.execute("SELECT 1") } }
-        #expect(error?.code == .other)
-        await database.close()  // A second close does nothing.
+        try await TestPostgres.shared().withDatabase { url in
+            let database = try PostgresDatabase(url: url, connectionCount: 2)
+            #expect(await database.isReachable())
+            await database.close()
+            #expect(await !database.isReachable())
+            let error = await thrownStorageError { try await database.write { try $0.execute("SELECT 1") } }
+            #expect(error?.code == .other)
+            await database.close()  // A second close does nothing.
+        }
     }
 
     @Test func callersBeyondThePoolWaitForAConnection() async throws {
-        let url = try TestPostgres.shared().createDatabase()
-        let database = try PostgresDatabase(url: url, connectionCount: 1)
-        let sum = try await withThrowingTaskGroup(of: Int64.self) { group in
-            for n in 1...20 {
-                group.addTask { try await database.read { try $0.queryOne("SELECT ? AS n", .integer(Int64(n)))?.int("n") ?? 0 } }
+        try await TestPostgres.shared().withDatabase { url in
+            let database = try PostgresDatabase(url: url, connectionCount: 1)
+            let sum = try await withThrowingTaskGroup(of: Int64.self) { group in
+                for n in 1...20 {
+                    group.addTask { try await database.read { try $0.queryOne("SELECT ? AS n", .integer(Int64(n)))?.int("n") ?? 0 } }
+                }
+                return try await group.reduce(0, +)
             }
-            return try await group.reduce(0, +)
+            #expect(sum == 210)
+            await database.close()
         }
-        #expect(sum == 210)
-        await database.close()
     }
 
     @Test func caughtConstraintErrorLeavesTheWriteUsable() async throws {

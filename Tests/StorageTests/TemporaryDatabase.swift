@@ -65,7 +65,7 @@ func thrownStorageError<R>(
 typealias Backend = HeraldTestSupport.Backend
 
 /// Runs `body` with a fresh, empty database of `backend`: a SQLite file in a temp directory, or
-/// a new database in the shared test PostgreSQL cluster. Closes it afterwards.
+/// a new database in the shared test PostgreSQL cluster. Closes it (and drops a PostgreSQL one) afterwards.
 func withDatabase(
     _ backend: Backend,
     readerCount: Int = 2,
@@ -75,15 +75,16 @@ func withDatabase(
     case .sqlite:
         try await withDatabase(readerCount: readerCount) { try await body($0) }
     case .postgres:
-        let url = try TestPostgres.shared().createDatabase()
-        let database = try PostgresDatabase(url: url, connectionCount: max(readerCount, 2) + 1)
-        do {
-            try await body(database)
-        } catch {
+        try await TestPostgres.shared().withDatabase { url in
+            let database = try PostgresDatabase(url: url, connectionCount: max(readerCount, 2) + 1)
+            do {
+                try await body(database)
+            } catch {
+                await database.close()
+                throw error
+            }
             await database.close()
-            throw error
         }
-        await database.close()
     }
 }
 

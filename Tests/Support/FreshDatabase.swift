@@ -4,8 +4,9 @@ import Storage
 /// directory, or a new database in the shared test PostgreSQL cluster (`TestPostgres.shared()`).
 ///
 /// Every domain fixture opens its database here, so each suite runs the same way on both
-/// backends. `close()` releases the connections (and the SQLite directory once the value goes);
-/// a fixture that is simply dropped releases them too, when the last reference goes.
+/// backends. `close()` releases the connections and drops a PostgreSQL database (the SQLite
+/// directory goes with the value); a fixture that is simply let go releases them too, when the
+/// last reference to the database goes.
 public final class FreshDatabase: Sendable {
     /// The backend this database runs on.
     public let backend: Backend
@@ -15,6 +16,8 @@ public final class FreshDatabase: Sendable {
     private let directory: TemporaryDirectory?
     /// Holds a PostgreSQL database's place on the shared cluster until this value goes away.
     private let slot: TestPostgresSlot?
+    /// The PostgreSQL database, dropped by `close()` or once the value and its database are gone.
+    private let postgres: TestPostgresDatabase?
 
     /// Opens a fresh database of `backend` with `connections` connections (SQLite: one writer
     /// and `connections - 1` readers) and applies `migrations`.
@@ -26,23 +29,42 @@ public final class FreshDatabase: Sendable {
             database = try SQLiteDatabase(path: directory.file("herald.db"), readerCount: max(connections - 1, 1))
             self.directory = directory
             slot = nil
+            postgres = nil
         case .postgres:
             slot = await TestPostgresSlot.acquire()
-            database = try PostgresDatabase(url: try TestPostgres.shared().createDatabase(), connectionCount: connections)
+            let postgres = try TestPostgres.shared().createDatabase()
+            let database: PostgresDatabase
+            do {
+                database = try PostgresDatabase(url: postgres.url, connectionCount: connections)
+            } catch {
+                await postgres.drop()
+                throw error
+            }
+            postgres.track(database)
+            self.database = database
+            self.postgres = postgres
             directory = nil
         }
         do {
             try await database.migrate(migrations)
         } catch {
             await database.close()
+            await postgres?.drop()
             throw error
         }
     }
 
-    /// Releases the connections (the PostgreSQL slot is given back when this value goes away);
-    /// later calls on `database` fail.
+    /// Releases the connections and drops a PostgreSQL database (its slot is given back when this
+    /// value goes away); later calls on `database` fail.
     public func close() async {
         await database.close()
+        await postgres?.drop()
+    }
+
+    deinit {
+        // A fixture let go without `close()`: its database object may still be held elsewhere
+        // (by a store made from it), so the database is dropped only once that object is gone too.
+        postgres?.dropWhenUsersAreGone()
     }
 
     /// Runs `body` with a fresh database of `backend`, closing it afterwards (also when `body` throws).

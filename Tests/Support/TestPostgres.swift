@@ -5,8 +5,9 @@ import Synchronization
 /// free loopback port (its unix socket in the same folder), removed when stopped.
 ///
 /// Use `TestPostgres.shared()` (started lazily once per test process, stopped at process exit)
-/// and `createDatabase()` for a fresh database per test; tests that stop and restart the server
-/// start their own cluster with `init()` and call `stop()`.
+/// and `createDatabase()` or `withDatabase` for a fresh database per test, dropped when that
+/// test is done; tests that stop and restart the server start their own cluster with `init()`
+/// and call `stop()`.
 ///
 /// Runs as root in CI: the cluster then belongs to the `postgres` system user (the Debian
 /// package creates it) and every pg command runs through `runuser -u postgres --`. A watchdog
@@ -79,13 +80,38 @@ public final class TestPostgres: Sendable {
         "postgres://\(Self.user)@127.0.0.1:\(port)/\(database)?connect_timeout=2"
     }
 
-    /// Creates a fresh, empty database and returns its URL.
-    public func createDatabase() throws(TestPostgresError) -> String {
+    /// Creates a fresh, empty database for one test, which drops it when done (see
+    /// `TestPostgresDatabase`; `withDatabase` does both).
+    public func createDatabase() throws(TestPostgresError) -> TestPostgresDatabase {
         let name = "t\(databaseCounter.add(1, ordering: .relaxed).newValue)_\(UUID().uuidString.prefix(8).lowercased())"
+        try runSQL("CREATE DATABASE \(name)")
+        return TestPostgresDatabase(name: name, url: url(database: name), cluster: self)
+    }
+
+    /// Runs `body` with the URL of a fresh, empty database and drops the database afterwards,
+    /// also when `body` throws (connections `body` left open are ended then).
+    public func withDatabase<T>(_ body: (String) async throws -> T) async throws -> T {
+        let database = try createDatabase()
+        do {
+            let result = try await body(database.url)
+            await database.drop()
+            return result
+        } catch {
+            await database.drop()
+            throw error
+        }
+    }
+
+    /// Drops a test database, ending the sessions still connected to it (PostgreSQL 13 and up).
+    func dropDatabase(_ name: String) throws(TestPostgresError) {
+        try runSQL("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    }
+
+    /// Runs one statement as the superuser in the maintenance database.
+    private func runSQL(_ statement: String) throws(TestPostgresError) {
         try Self.run(Self.binDirectory + "/psql",
                      ["-h", "127.0.0.1", "-p", "\(port)", "-U", Self.user, "-d", "postgres", "-q", "-v", "ON_ERROR_STOP=1",
-                      "-c", "CREATE DATABASE \(name)"])
-        return url(database: name)
+                      "-c", statement])
     }
 
     /// Starts the server (again, after `stopServer()`), waiting until it accepts connections.
@@ -93,7 +119,10 @@ public final class TestPostgres: Sendable {
         // max_connections: every backend-agnostic test case holds its own database open with a
         // few connections (a server: 4); the domain suites wait for a TestPostgresSlot, but the
         // Storage suites alone open about 45 databases (some 150 connections) at once.
-        let options = "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=1000"
+        // max_wal_size: CREATE DATABASE writes the new database's pages to the WAL (about 4 MB
+        // each), which the default 1 GB allowance let grow to 800 MB over a full run; checkpoints
+        // cost little with fsync off.
+        let options = "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=1000 -c max_wal_size=64MB -c min_wal_size=32MB"
         try Self.run(Self.binDirectory + "/pg_ctl",
                      ["-D", dataDirectory, "-l", folder + "/server.log", "-o", options, "-w", "-t", "60", "start"])
     }

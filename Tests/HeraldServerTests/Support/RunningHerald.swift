@@ -5,8 +5,8 @@ import JOSE
 import Storage
 
 /// A real Herald on 127.0.0.1 with an ephemeral port and its own SQLite file in a temp folder
-/// (or, for `.postgres`, a fresh database in the shared test cluster); logs are captured so
-/// tests can assert what was (not) logged.
+/// (or, for `.postgres`, a fresh database in the shared test cluster, dropped when it stops);
+/// logs are captured so tests can assert what was (not) logged.
 final class RunningHerald: Sendable {
     let application: HeraldApplication
     let folder: URL
@@ -14,6 +14,8 @@ final class RunningHerald: Sendable {
     let client: TestHTTPClient
     /// A PostgreSQL server's place on the shared test cluster, given back when this value goes away.
     let slot: TestPostgresSlot?
+    /// A PostgreSQL server's database, dropped by `stop()`.
+    let postgres: TestPostgresDatabase?
 
     static let adminToken = "test-admin-token-0123456789abcdef0123456789"
 
@@ -27,22 +29,31 @@ final class RunningHerald: Sendable {
             environment: ["HERALD_ADMIN_TOKEN": adminToken, "HERALD_LOG_LEVEL": "debug"])
         configuration.port = 0
         let slot = backend == .postgres ? await TestPostgresSlot.acquire() : nil
-        if backend == .postgres {
+        let postgres = backend == .postgres ? try TestPostgres.shared().createDatabase() : nil
+        if let postgres {
             // PostgreSQL has no file to put a key file beside: it needs HERALD_MASTER_KEY.
-            configuration.database = .postgres(url: try TestPostgres.shared().createDatabase())
+            configuration.database = .postgres(url: postgres.url)
             configuration.masterKey = MasterKey.generate().encoded
         }
         configure(&configuration)
         let logs = LogCapture()
-        let application = try await HeraldApplication.open(configuration: configuration,
-                                                           logger: Logger(level: .debug, sink: logs.sink), now: now)
-        try application.start()
-        return RunningHerald(application: application, folder: folder, logs: logs, slot: slot)
+        let application: HeraldApplication
+        do {
+            application = try await HeraldApplication.open(configuration: configuration,
+                                                            logger: Logger(level: .debug, sink: logs.sink), now: now)
+            try application.start()
+        } catch {
+            await postgres?.drop()
+            throw error
+        }
+        return RunningHerald(application: application, folder: folder, logs: logs, slot: slot, postgres: postgres)
     }
 
-    private init(application: HeraldApplication, folder: URL, logs: LogCapture, slot: TestPostgresSlot?) {
+    private init(application: HeraldApplication, folder: URL, logs: LogCapture, slot: TestPostgresSlot?,
+                 postgres: TestPostgresDatabase?) {
         self.application = application
         self.slot = slot
+        self.postgres = postgres
         self.folder = folder
         self.logs = logs
         self.client = TestHTTPClient(port: application.port)
@@ -64,9 +75,10 @@ final class RunningHerald: Sendable {
         }
     }
 
-    /// Shuts the server down and removes its files.
+    /// Shuts the server down and removes its files (its PostgreSQL database too).
     func stop() async {
         await application.shutdown()
+        await postgres?.drop()
         try? FileManager.default.removeItem(at: folder)
     }
 
