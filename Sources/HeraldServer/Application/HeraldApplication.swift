@@ -9,12 +9,18 @@ import Storage
 public final class HeraldApplication: Sendable {
     public let context: HeraldContext
     private let server: HTTPServer
-    private let maintenance = MaintenanceLoop()
+    private let maintenance: MaintenanceLoop
 
     /// Opens the database, applies every module's migrations and builds the routes; call
     /// `start()` to begin serving. Configuration problems throw `ConfigurationError`.
     public static func open(configuration: HeraldConfiguration, logger: Logger,
                             now: @escaping @Sendable () -> Date = { Date() }) async throws -> HeraldApplication {
+        try await open(configuration: configuration, logger: logger, now: now, maintenance: MaintenanceLoop())
+    }
+
+    /// `open`, with the housekeeping loop to run (tests pace its rounds).
+    static func open(configuration: HeraldConfiguration, logger: Logger, now: @escaping @Sendable () -> Date,
+                     maintenance: MaintenanceLoop) async throws -> HeraldApplication {
         let database = try await openDatabase(configuration: configuration)
         do {
             let masterKey = try MasterKeyLoader.load(configuration: configuration)
@@ -32,7 +38,7 @@ public final class HeraldApplication: Sendable {
                                         metrics: HeraldMetrics(collectors: [{ jwks.metrics.prometheusText }]),
                                         tokens: tokens, nativeLogin: nativeLogin)
             try await HeraldBootstrap.run(context: context)
-            return HeraldApplication(context: context)
+            return HeraldApplication(context: context, maintenance: maintenance)
         } catch {
             await database.close()
             throw error
@@ -51,8 +57,9 @@ public final class HeraldApplication: Sendable {
         return database
     }
 
-    private init(context: HeraldContext) {
+    private init(context: HeraldContext, maintenance: MaintenanceLoop) {
         self.context = context
+        self.maintenance = maintenance
         let endpoint = Endpoint(logger: context.logger)
         var router = Router()
         for group in HeraldApplication.routeGroups(context: context) {

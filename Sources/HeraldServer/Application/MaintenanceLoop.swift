@@ -8,12 +8,25 @@ final class MaintenanceLoop: Sendable {
     /// Often enough that the tables stay small, rarely enough to cost nothing.
     static let interval: Duration = .seconds(600)
 
+    /// Waits between two rounds; returns early when the loop is cancelled.
+    private let pause: @Sendable () async -> Void
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    /// Runs the housekeeping now and then every `interval` until `stop()`.
+    /// A loop that waits `interval` between rounds.
+    convenience init() {
+        self.init(pause: { try? await Task.sleep(for: MaintenanceLoop.interval) })
+    }
+
+    /// A loop that waits with `pause` between rounds: tests decide when the next round starts.
+    init(pause: @escaping @Sendable () async -> Void) {
+        self.pause = pause
+    }
+
+    /// Runs the housekeeping now and then after every pause until `stop()`.
     func start(context: HeraldContext) {
         let purge = EndedSessionPurge(database: context.database, now: context.now)
         let logger = context.logger
+        let pause = pause
         let loop = Task {
             while !Task.isCancelled {
                 do {
@@ -23,7 +36,7 @@ final class MaintenanceLoop: Sendable {
                     // Type only: a storage error's text may quote SQL. The next round retries.
                     logger.warning("maintenance_failed", ["errorType": .string(String(describing: type(of: error)))])
                 }
-                try? await Task.sleep(for: Self.interval)
+                await pause()
             }
         }
         task.withLock { $0 = loop }

@@ -1,5 +1,5 @@
 import Foundation
-import HeraldServer
+@testable import HeraldServer
 import HeraldTestSupport
 import JOSE
 import Storage
@@ -19,9 +19,11 @@ final class RunningHerald: Sendable {
 
     static let adminToken = "test-admin-token-0123456789abcdef0123456789"
 
-    /// Starts a server on `backend`; `configure` adjusts the configuration (e.g. the Apple JWKS URL).
+    /// Starts a server on `backend`; `configure` adjusts the configuration (e.g. the Apple JWKS URL),
+    /// `maintenance` is the housekeeping loop it runs.
     static func start(backend: Backend = .sqlite, configure: (inout HeraldConfiguration) -> Void = { _ in },
-                      now: @escaping @Sendable () -> Date = { Date() }) async throws -> RunningHerald {
+                      now: @escaping @Sendable () -> Date = { Date() },
+                      maintenance: MaintenanceLoop = MaintenanceLoop()) async throws -> RunningHerald {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var configuration = try HeraldConfiguration.load(
@@ -40,7 +42,8 @@ final class RunningHerald: Sendable {
         let application: HeraldApplication
         do {
             application = try await HeraldApplication.open(configuration: configuration,
-                                                            logger: Logger(level: .debug, sink: logs.sink), now: now)
+                                                            logger: Logger(level: .debug, sink: logs.sink), now: now,
+                                                            maintenance: maintenance)
             try application.start()
         } catch {
             await postgres?.drop()
@@ -85,8 +88,9 @@ final class RunningHerald: Sendable {
     /// Runs `body` against a fresh server on `backend` and always stops it afterwards.
     static func with<T>(backend: Backend = .sqlite, configure: (inout HeraldConfiguration) -> Void = { _ in },
                         now: @escaping @Sendable () -> Date = { Date() },
+                        maintenance: MaintenanceLoop = MaintenanceLoop(),
                         _ body: (RunningHerald) async throws -> T) async throws -> T {
-        let herald = try await start(backend: backend, configure: configure, now: now)
+        let herald = try await start(backend: backend, configure: configure, now: now, maintenance: maintenance)
         do {
             let result = try await body(herald)
             await herald.stop()
