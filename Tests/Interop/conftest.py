@@ -1,67 +1,26 @@
-"""Fixtures for the interop stage: a fake Apple (jwcrypto keys + JWKS on loopback), the real
+"""Fixtures for the interop stage: a fake Apple (fakeapple.py: a key + JWKS on loopback), the real
 `herald serve` binary on a free loopback port, and a realm configured through the admin API.
 
 Environment: HERALD_BIN (path to the herald executable, required)."""
-import hashlib
-import http.server
-import json
 import os
 import secrets
 import shutil
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 import uuid
 
 import pytest
 import requests
-from jwcrypto import jwk, jwt
+
+import fakeapple
 
 REALM = "interop"
 APPLE_AUDIENCE = "com.example.interop.ios"
+APPLE_SUBJECT = "001234.interop.0001"
+APPLE_EMAIL = "interop@example.com"
 LOGIN_URL = "https://login.interop.example/start"
-
-
-class FakeApple:
-    """Mints Apple-like RS256 identity tokens and serves their JWKS on 127.0.0.1."""
-
-    def __init__(self):
-        self.kid = "interop-rsa-1"
-        self.key = jwk.JWK.generate(kty="RSA", size=2048, kid=self.kid, alg="RS256", use="sig")
-        document = json.dumps({"keys": [json.loads(self.key.export_public())]}).encode()
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 (http.server naming)
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(document)))
-                self.end_headers()
-                self.wfile.write(document)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/auth/keys"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def identity_token(self, raw_nonce, sub="001234.interop.0001", email="interop@example.com"):
-        now = int(time.time())
-        claims = {
-            "iss": "https://appleid.apple.com", "aud": APPLE_AUDIENCE, "sub": sub, "iat": now, "exp": now + 600,
-            "auth_time": now, "nonce": hashlib.sha256(raw_nonce.encode()).hexdigest(), "nonce_supported": True,
-            "email": email, "email_verified": True,
-        }
-        token = jwt.JWT(header={"alg": "RS256", "kid": self.kid}, claims=claims)
-        token.make_signed_token(self.key)
-        return token.serialize()
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 class Herald:
@@ -147,14 +106,15 @@ class Realm:
         """What the iOS app does: native login with Apple's token and the downstream state."""
         raw_nonce = "raw-" + uuid.uuid4().hex
         response = requests.post(f"{self.issuer}/apple/native-login", timeout=10, json={
-            "identityToken": self.apple.identity_token(raw_nonce), "clientId": client_id, "nonce": raw_nonce,
+            "identityToken": self.apple.identity_token(APPLE_AUDIENCE, APPLE_SUBJECT, raw_nonce, email=APPLE_EMAIL),
+            "clientId": client_id, "nonce": raw_nonce,
             "downstreamState": downstream_state, "fullName": {"givenName": "Interop", "familyName": "Tester"}})
         return response
 
 
 @pytest.fixture(scope="session")
 def apple():
-    fake = FakeApple()
+    fake = fakeapple.FakeApple(kid="interop-rsa-1")
     yield fake
     fake.stop()
 

@@ -9,11 +9,9 @@ Results are printed as a table with the targets and appended to bench/RESULTS.md
 Usage: bench/scenarios/run.py --herald .build/release/herald [--quick] [--scale 1000,1000000]
 """
 import argparse
-import base64
 import concurrent.futures
 import hashlib
 import http.client
-import http.server
 import itertools
 import json
 import multiprocessing
@@ -31,11 +29,16 @@ import time
 import urllib.parse
 import uuid
 
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.hazmat.primitives import serialization
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+# The fake Apple is shared with the interop stage; a path entry rather than a package, as
+# neither is installed.
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Interop"))
+import fakeapple  # noqa: E402
+from fakeapple import b64url  # noqa: E402
+
 REALM = "bench"
 APPLE_SERVICES_ID = "com.example.bench.web"
 APPLE_BUNDLE_ID = "com.example.bench.ios"
@@ -45,16 +48,13 @@ REDIRECT = "https://backend.example/callback"
 KID = "bench-rsa-1"
 
 
-def b64url(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
 def log(*args):
     print(*args, file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------------------------------------
-# Fake Apple: key, JWKS server, token minting (in worker processes: RSA signing is the cost).
+# Fake Apple: the interop stage's (key, JWKS server, token signing), with tokens minted in worker
+# processes (RSA signing is the cost).
 
 _SIGNING_KEY = None
 
@@ -71,52 +71,24 @@ def _mint(job):
     """One identity token for (sub, email); returns (token, raw nonce)."""
     sub, email = job
     raw_nonce = secrets.token_urlsafe(24)
-    now = int(time.time())
-    claims = {"iss": "https://appleid.apple.com", "aud": APPLE_BUNDLE_ID, "sub": sub, "iat": now,
-              "exp": now + 3600, "auth_time": now, "nonce": hashlib.sha256(raw_nonce.encode()).hexdigest(),
-              "nonce_supported": True}
-    if email:
-        claims.update(email=email, email_verified="true")
-    header = b64url(json.dumps({"alg": "RS256", "kid": KID}, separators=(",", ":")).encode())
-    payload = b64url(json.dumps(claims, separators=(",", ":")).encode())
-    signing_input = f"{header}.{payload}".encode()
-    signature = _SIGNING_KEY.sign(signing_input, padding.PKCS1v15(), hashes.SHA256())
-    return f"{header}.{payload}.{b64url(signature)}", raw_nonce
+    token = fakeapple.identity_token(_SIGNING_KEY, KID, APPLE_BUNDLE_ID, sub, raw_nonce, email=email,
+                                     email_verified="true", lifetime=3600)
+    return token, raw_nonce
 
 
-class FakeApple:
+class FakeApple(fakeapple.FakeApple):
+    """The shared fake Apple, with worker processes that mint tokens in bulk."""
+
     def __init__(self):
-        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        numbers = self.key.public_key().public_numbers()
-        jwk = {"kty": "RSA", "kid": KID, "use": "sig", "alg": "RS256",
-               "n": b64url(numbers.n.to_bytes((numbers.n.bit_length() + 7) // 8, "big")),
-               "e": b64url(numbers.e.to_bytes(3, "big"))}
-        document = json.dumps({"keys": [jwk]}).encode()
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(document)))
-                self.end_headers()
-                self.wfile.write(document)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/keys"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        pem = self.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                     serialization.NoEncryption())
-        self.pool = multiprocessing.Pool(os.cpu_count() or 2, initializer=_init_minter, initargs=(pem,))
+        super().__init__(kid=KID)
+        self.pool = multiprocessing.Pool(os.cpu_count() or 2, initializer=_init_minter, initargs=(self.private_pem(),))
 
     def mint(self, jobs):
         return self.pool.map(_mint, jobs, chunksize=256)
 
     def stop(self):
         self.pool.terminate()
-        self.server.shutdown()
+        super().stop()
 
 
 # ---------------------------------------------------------------------------------------------
