@@ -20,14 +20,15 @@ final class NativeLoginFixture: Sendable {
     let clock: TestClock?
     private let nonceCounter = Atomic<Int>(0)
 
-    /// Starts everything; `realmFields` adjust the realm (e.g. a tight rate limit).
-    static func with<T>(realmFields: [String: JSONValue] = [:], clock: TestClock? = nil, provision: Bool = true,
+    /// Starts everything on `backend`; `realmFields` adjust the realm (e.g. a tight rate limit).
+    static func with<T>(backend: Backend = .sqlite, realmFields: [String: JSONValue] = [:], clock: TestClock? = nil,
+                        provision: Bool = true,
                         configure: (inout HeraldConfiguration) -> Void = { _ in },
                         _ body: (NativeLoginFixture) async throws -> T) async throws -> T {
         let apple = try FakeJWKSServer(document: fakeAppleKeys.document)
         defer { apple.stop() }
         let now: @Sendable () -> Date = if let clock { clock.closure } else { { Date() } }
-        return try await RunningHerald.with(configure: { configuration in
+        return try await RunningHerald.with(backend: backend, configure: { configuration in
             configuration.appleJWKSURL = apple.url.absoluteString
             configure(&configuration)
         }, now: now) { herald in
