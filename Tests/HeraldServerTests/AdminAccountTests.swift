@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import JOSE
 import Realms
 import Testing
@@ -6,9 +7,9 @@ import Testing
 
 @Suite("Admin API: accounts")
 struct AdminAccountTests {
-    @Test("accounts are listed with filters and cursor paging")
-    func listing() async throws {
-        try await RunningHerald.with { herald in
+    @Test("accounts are listed with filters and cursor paging", arguments: Backend.allCases)
+    func listing(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             var ids: [String] = []
             for index in 0..<5 {
@@ -46,9 +47,9 @@ struct AdminAccountTests {
         }
     }
 
-    @Test("an account reads with its identities; disabling and deleting go through PATCH and DELETE")
-    func lifecycle() async throws {
-        try await RunningHerald.with { herald in
+    @Test("an account reads with its identities; disabling and deleting go through PATCH and DELETE", arguments: Backend.allCases)
+    func lifecycle(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             let account = try await herald.accounts.create(realmID: "acme", NewAccount(email: "jane@example.com", emailVerified: true))
             _ = try await herald.accounts.link(realmID: "acme", provider: "apple", openID: "001.jane", accountID: account.id,
@@ -84,9 +85,9 @@ struct AdminAccountTests {
         }
     }
 
-    @Test("unknown accounts and over-long ids are 404")
-    func missing() async throws {
-        try await RunningHerald.with { herald in
+    @Test("unknown accounts and over-long ids are 404", arguments: Backend.allCases)
+    func missing(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             let long = String(repeating: "a", count: 300)
             for path in ["/api/admin/realms/acme/accounts/nope", "/api/admin/realms/acme/accounts/\(long)",

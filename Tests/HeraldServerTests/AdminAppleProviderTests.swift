@@ -1,13 +1,14 @@
 import Foundation
+import HeraldTestSupport
 import JOSE
 import Testing
 @testable import HeraldServer
 
 @Suite("Admin API: Apple provider")
 struct AdminAppleProviderTests {
-    @Test("the private key is write-only: accepted on PUT, never returned, kept when left out, removed by null")
-    func privateKeyWriteOnly() async throws {
-        try await RunningHerald.with { herald in
+    @Test("the private key is write-only: accepted on PUT, never returned, kept when left out, removed by null", arguments: Backend.allCases)
+    func privateKeyWriteOnly(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             let key = try pemText(.generate(for: .es256))
             let put = try await herald.admin("PUT", "/api/admin/realms/acme/providers/apple", json: [
@@ -44,9 +45,9 @@ struct AdminAppleProviderTests {
         }
     }
 
-    @Test("invalid provider settings are 400 naming each field, the key text never echoed")
-    func invalidSettings() async throws {
-        try await RunningHerald.with { herald in
+    @Test("invalid provider settings are 400 naming each field, the key text never echoed", arguments: Backend.allCases)
+    func invalidSettings(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             let response = try await herald.admin("PUT", "/api/admin/realms/acme/providers/apple", json: [
                 "audiences": ["com.acme.*", "com.acme.ios", "com.acme.ios"], "teamId": "abc", "keyId": 12,
@@ -62,9 +63,9 @@ struct AdminAppleProviderTests {
         }
     }
 
-    @Test("an unknown realm or a missing provider is 404")
-    func missing() async throws {
-        try await RunningHerald.with { herald in
+    @Test("an unknown realm or a missing provider is 404", arguments: Backend.allCases)
+    func missing(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             #expect(try await herald.admin("PUT", "/api/admin/realms/nope/providers/apple", json: ["clientId": "com.acme.web"]).status
                 == 404)
             #expect(try await herald.admin("GET", "/api/admin/realms/nope/providers/apple").status == 404)

@@ -1,13 +1,14 @@
 import Foundation
+import HeraldTestSupport
 import JOSE
 import Testing
 @testable import HeraldServer
 
 @Suite("Admin API: audit log")
 struct AdminAuditTests {
-    @Test("each change is recorded with time, actor, action, target, reason and a diff")
-    func entries() async throws {
-        try await RunningHerald.with { herald in
+    @Test("each change is recorded with time, actor, action, target, reason and a diff", arguments: Backend.allCases)
+    func entries(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             _ = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["accessTokenTTL": 600], reason: "ticket SEC-12")
             let audit = try await herald.admin("GET", "/api/admin/audit")
@@ -24,9 +25,9 @@ struct AdminAuditTests {
         }
     }
 
-    @Test("a change reason over 500 characters or with control characters is 400, and nothing changes")
-    func reasonBounded() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a change reason over 500 characters or with control characters is 400, and nothing changes", arguments: Backend.allCases)
+    func reasonBounded(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             let long = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false],
                                         reason: String(repeating: "r", count: 501))
@@ -36,9 +37,9 @@ struct AdminAuditTests {
         }
     }
 
-    @Test("the audit list pages and filters")
-    func pagingAndFilters() async throws {
-        try await RunningHerald.with { herald in
+    @Test("the audit list pages and filters", arguments: Backend.allCases)
+    func pagingAndFilters(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             for id in ["r1", "r2", "r3"] { try await herald.createRealm(id) }
             let first = try await herald.admin("GET", "/api/admin/audit?limit=2")
             #expect(first.items.compactMap { $0["target"]?.stringValue } == ["realms/r3", "realms/r2"])

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import JOSE
 import Realms
 import Testing
@@ -22,9 +23,9 @@ struct AdminAuthenticationTests {
             }
     }
 
-    @Test("every admin route answers 401 without a valid token, for existing and unknown realms alike")
-    func everyRouteNeedsAToken() async throws {
-        try await RunningHerald.with { herald in
+    @Test("every admin route answers 401 without a valid token, for existing and unknown realms alike", arguments: Backend.allCases)
+    func everyRouteNeedsAToken(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             let routes = Self.adminRoutes(herald, realm: "acme") + Self.adminRoutes(herald, realm: "no-such-realm")
             #expect(routes.count >= 38)
@@ -46,9 +47,9 @@ struct AdminAuthenticationTests {
         }
     }
 
-    @Test("the bearer scheme is case-insensitive and the env token acts as 'env'")
-    func schemeAndActor() async throws {
-        try await RunningHerald.with { herald in
+    @Test("the bearer scheme is case-insensitive and the env token acts as 'env'", arguments: Backend.allCases)
+    func schemeAndActor(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let response = try await herald.send("POST", "/api/admin/realms",
                                                  headers: [("Authorization", "bearer \(RunningHerald.adminToken)"),
                                                            ("Content-Type", "application/json")],
@@ -59,9 +60,9 @@ struct AdminAuthenticationTests {
         }
     }
 
-    @Test("a CLI-created token works, is recorded as the actor, and stops working when revoked")
-    func cliTokens() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a CLI-created token works, is recorded as the actor, and stops working when revoked", arguments: Backend.allCases)
+    func cliTokens(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let database = herald.application.context.database
             let tokens = AdminTokenStore(database: database)
             let cli = try ChangeContext(actor: "cli")
@@ -76,9 +77,9 @@ struct AdminAuthenticationTests {
         }
     }
 
-    @Test("the admin token never appears in logs")
-    func tokenNotLogged() async throws {
-        try await RunningHerald.with { herald in
+    @Test("the admin token never appears in logs", arguments: Backend.allCases)
+    func tokenNotLogged(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             _ = try await herald.admin("GET", "/api/admin/realms")
             _ = try await herald.admin("GET", "/api/admin/realms", token: "wrong-token-that-must-not-be-logged-0123")
             let logs = herald.logs.captured.joined(separator: "\n")

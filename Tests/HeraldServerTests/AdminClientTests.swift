@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import JOSE
 import Realms
 import Testing
@@ -6,9 +7,9 @@ import Testing
 
 @Suite("Admin API: client apps")
 struct AdminClientTests {
-    @Test("a confidential client's secret is shown once on create and on rotation, never on read")
-    func secretShownOnce() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a confidential client's secret is shown once on create and on rotation, never on read", arguments: Backend.allCases)
+    func secretShownOnce(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             let created = try await herald.admin("POST", "/api/admin/realms/acme/clients", json: [
                 "clientId": "acme-backend", "name": "Acme backend", "confidential": true,
@@ -49,9 +50,9 @@ struct AdminClientTests {
         }
     }
 
-    @Test("a public client has no secret and cannot rotate one")
-    func publicClient() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a public client has no secret and cannot rotate one", arguments: Backend.allCases)
+    func publicClient(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             let created = try await herald.admin("POST", "/api/admin/realms/acme/clients", json: [
                 "clientId": "ios", "name": "iOS app", "firstParty": true, "redirectUris": ["com.acme.app:/oauth"],
@@ -65,9 +66,9 @@ struct AdminClientTests {
         }
     }
 
-    @Test("invalid client input is 400 naming each field, redirect URIs by index")
-    func invalidInput() async throws {
-        try await RunningHerald.with { herald in
+    @Test("invalid client input is 400 naming each field, redirect URIs by index", arguments: Backend.allCases)
+    func invalidInput(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             let response = try await herald.admin("POST", "/api/admin/realms/acme/clients", json: [
                 "clientId": "has space", "redirectUris": ["https://ok.acme.example/cb", "http://evil.example/cb",
@@ -82,9 +83,9 @@ struct AdminClientTests {
         }
     }
 
-    @Test("client ids are unique in a realm; unknown realms and clients are 404")
-    func conflictsAndMissing() async throws {
-        try await RunningHerald.with { herald in
+    @Test("client ids are unique in a realm; unknown realms and clients are 404", arguments: Backend.allCases)
+    func conflictsAndMissing(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             let body: JSONValue = ["clientId": "web", "name": "Web"]
             #expect(try await herald.admin("POST", "/api/admin/realms/acme/clients", json: body).status == 201)
@@ -99,9 +100,9 @@ struct AdminClientTests {
         }
     }
 
-    @Test("TTL overrides are set with numbers and cleared with null")
-    func ttlOverrides() async throws {
-        try await RunningHerald.with { herald in
+    @Test("TTL overrides are set with numbers and cleared with null", arguments: Backend.allCases)
+    func ttlOverrides(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             _ = try await herald.admin("POST", "/api/admin/realms/acme/clients",
                                  json: ["clientId": "web", "name": "Web", "accessTokenTTL": 300])

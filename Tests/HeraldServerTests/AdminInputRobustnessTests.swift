@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import JOSE
 import Testing
 @testable import HeraldServer
@@ -18,9 +19,9 @@ struct AdminInputRobustnessTests {
         "{\"id\":\"\\ud800\"}", "\u{FEFF}{}",
     ]
 
-    @Test("every writing admin route answers odd bodies without a 5xx")
-    func neverServerErrors() async throws {
-        try await RunningHerald.with { herald in
+    @Test("every writing admin route answers odd bodies without a 5xx", arguments: Backend.allCases)
+    func neverServerErrors(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             _ = try await herald.admin("POST", "/api/admin/realms/acme/clients", json: ["clientId": "web", "name": "Web"])
             let account = try await herald.accounts.create(realmID: "acme", .init(email: "a@example.com"))

@@ -1,13 +1,15 @@
 import Foundation
+import HeraldTestSupport
 import JOSE
 import Testing
 @testable import HeraldServer
 
 @Suite("Realm JWKS (created with the realm)")
 struct AdminPublicKeysTests {
-    @Test("creating a realm publishes one key of its signing algorithm at jwks.json", arguments: ["ES256", "RS256", "EdDSA"])
-    func firstKeyPublished(algorithm: String) async throws {
-        try await RunningHerald.with { herald in
+    @Test("creating a realm publishes one key of its signing algorithm at jwks.json",
+          arguments: Backend.allCases, ["ES256", "RS256", "EdDSA"])
+    func firstKeyPublished(backend: Backend, algorithm: String) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme", ["signingAlgorithm": .string(algorithm)])
             let response = try await herald.send("GET", "/api/oauth/acme/jwks.json")
             #expect(response.status == 200)
@@ -23,9 +25,9 @@ struct AdminPublicKeysTests {
         }
     }
 
-    @Test("changing the signing algorithm publishes a new key and keeps the old one")
-    func algorithmChange() async throws {
-        try await RunningHerald.with { herald in
+    @Test("changing the signing algorithm publishes a new key and keeps the old one", arguments: Backend.allCases)
+    func algorithmChange(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             let before = try await herald.send("GET", "/api/oauth/acme/jwks.json").json["keys"]?.arrayValue ?? []
             _ = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["signingAlgorithm": "EdDSA"])
@@ -38,9 +40,9 @@ struct AdminPublicKeysTests {
         }
     }
 
-    @Test("a disabled or unknown realm answers 404 on jwks.json")
-    func disabledRealmHidden() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a disabled or unknown realm answers 404 on jwks.json", arguments: Backend.allCases)
+    func disabledRealmHidden(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             _ = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false])
             let disabled = try await herald.send("GET", "/api/oauth/acme/jwks.json")

@@ -1,13 +1,14 @@
 import Foundation
+import HeraldTestSupport
 import JOSE
 import Testing
 @testable import HeraldServer
 
 @Suite("Admin API: realms")
 struct AdminRealmTests {
-    @Test("a realm created with only an id has the contract's defaults")
-    func createWithDefaults() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a realm created with only an id has the contract's defaults", arguments: Backend.allCases)
+    func createWithDefaults(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let realm = try await herald.createRealm("acme")
             #expect(realm["id"] == "acme")
             #expect(realm["displayName"] == "acme")
@@ -24,9 +25,9 @@ struct AdminRealmTests {
         }
     }
 
-    @Test("a realm is edited with PATCH, only the given fields change, null clears the login URL")
-    func edit() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a realm is edited with PATCH, only the given fields change, null clears the login URL", arguments: Backend.allCases)
+    func edit(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme", ["loginUrl": "https://login.acme.example/apple", "displayName": "Acme"])
             let patched = try await herald.admin("PATCH", "/api/admin/realms/acme",
                                            json: ["accessTokenTTL": 600, "loginUrl": .null, "rateLimit": ["windowSeconds": 60],
@@ -42,9 +43,9 @@ struct AdminRealmTests {
         }
     }
 
-    @Test("a duplicate realm id is 409; unknown realms are 404 on read, edit and delete")
-    func conflictsAndMissing() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a duplicate realm id is 409; unknown realms are 404 on read, edit and delete", arguments: Backend.allCases)
+    func conflictsAndMissing(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             let duplicate = try await herald.admin("POST", "/api/admin/realms", json: ["id": "acme"])
             #expect(duplicate.status == 409)
@@ -57,9 +58,9 @@ struct AdminRealmTests {
         }
     }
 
-    @Test("invalid input is 400 naming each field, unknown fields included")
-    func invalidFieldsNamed() async throws {
-        try await RunningHerald.with { herald in
+    @Test("invalid input is 400 naming each field, unknown fields included", arguments: Backend.allCases)
+    func invalidFieldsNamed(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let response = try await herald.admin("POST", "/api/admin/realms", json: [
                 "id": "Not A Slug", "accessTokenTTL": "900", "refreshTokenTTL": 10, "acessTokenTTL": 900,
                 "emailLinking": "sometimes", "loginUrl": "http://evil.example.com/", "signingAlgorithm": "HS256",
@@ -76,9 +77,9 @@ struct AdminRealmTests {
         }
     }
 
-    @Test("a missing id, a non-object body or broken JSON is 400")
-    func malformedBodies() async throws {
-        try await RunningHerald.with { herald in
+    @Test("a missing id, a non-object body or broken JSON is 400", arguments: Backend.allCases)
+    func malformedBodies(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             let missing = try await herald.admin("POST", "/api/admin/realms", json: ["displayName": "x"])
             #expect(missing.status == 400)
             #expect(missing.fieldProblems["id"] != nil)
@@ -88,9 +89,9 @@ struct AdminRealmTests {
         }
     }
 
-    @Test("realms are listed in pages with an opaque cursor; limit is bounded")
-    func listPaging() async throws {
-        try await RunningHerald.with { herald in
+    @Test("realms are listed in pages with an opaque cursor; limit is bounded", arguments: Backend.allCases)
+    func listPaging(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             for id in ["c-realm", "a-realm", "b-realm"] { try await herald.createRealm(id) }
             let first = try await herald.admin("GET", "/api/admin/realms?limit=2")
             #expect(first.items.compactMap { $0["id"]?.stringValue } == ["a-realm", "b-realm"])
@@ -106,9 +107,9 @@ struct AdminRealmTests {
         }
     }
 
-    @Test("deleting a realm answers 204 and the realm is gone")
-    func delete() async throws {
-        try await RunningHerald.with { herald in
+    @Test("deleting a realm answers 204 and the realm is gone", arguments: Backend.allCases)
+    func delete(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
             try await herald.createRealm("acme")
             #expect(try await herald.admin("DELETE", "/api/admin/realms/acme", reason: "decommissioned").status == 204)
             #expect(try await herald.admin("GET", "/api/admin/realms/acme").status == 404)

@@ -10,17 +10,10 @@ import Testing
 /// behind, yet its token stays consumed.
 @Suite("Apple native login, one transaction")
 struct NativeLoginAtomicityTests {
-    /// Where the server keeps its data: the savepoint that undoes a refused login behaves the same on both.
-    enum Store: String, CaseIterable, Sendable {
-        case sqlite, postgres
-
-        var backend: Backend { self == .postgres ? .postgres : .sqlite }
-    }
-
     @Test("a new user whose session cannot start (no active signing key) gets no account, and the token stays used",
-          arguments: Store.allCases)
-    func sessionFailureUndoesTheAccountButKeepsTheClaim(store: Store) async throws {
-        try await NativeLoginFixture.with(backend: store.backend) { fixture in
+          arguments: Backend.allCases)
+    func sessionFailureUndoesTheAccountButKeepsTheClaim(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let database = fixture.herald.application.context.database
             let before = try await Self.counts(database)
             // A realm without an active key: a real failure of the session start, after the
@@ -49,9 +42,9 @@ struct NativeLoginAtomicityTests {
         }
     }
 
-    @Test("a login refused by realm policy (registration disabled) still consumes its token", arguments: Store.allCases)
-    func policyRefusalConsumesTheToken(store: Store) async throws {
-        try await NativeLoginFixture.with(backend: store.backend) { fixture in
+    @Test("a login refused by realm policy (registration disabled) still consumes its token", arguments: Backend.allCases)
+    func policyRefusalConsumesTheToken(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let database = fixture.herald.application.context.database
             try expectStatus(200, await fixture.admin("PATCH", "/api/admin/realms/acme", json: ["registrationEnabled": false]))
             let before = try await Self.counts(database)
@@ -69,9 +62,9 @@ struct NativeLoginAtomicityTests {
         }
     }
 
-    @Test("a disabled account's refused login consumes its token; the account and its sessions are untouched")
-    func disabledAccountConsumesTheToken() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("a disabled account's refused login consumes its token; the account and its sessions are untouched", arguments: Backend.allCases)
+    func disabledAccountConsumesTheToken(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let database = fixture.herald.application.context.database
             let first = try await fixture.loginOK(subject: "sub.off")
             let id = first["userId"]?.stringValue ?? ""

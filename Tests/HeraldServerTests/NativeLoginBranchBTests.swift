@@ -13,9 +13,9 @@ struct NativeLoginBranchBTests {
         fixture.herald.application.context.nativeLogin.completingDownstream(with: downstream)
     }
 
-    @Test("with downstreamState the verified account goes to the completer, whose redirect URI is the result")
-    func downstreamCompletion() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("with downstreamState the verified account goes to the completer, whose redirect URI is the result", arguments: Backend.allCases)
+    func downstreamCompletion(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let seen = Mutex<DownstreamCompletionRequest?>(nil)
             let login = Self.login(fixture) { request in
                 seen.withLock { $0 = request }
@@ -38,9 +38,10 @@ struct NativeLoginBranchBTests {
         }
     }
 
-    @Test("a completer refusing the state answers invalid_downstream_state and counts as a failed attempt")
-    func refusedState() async throws {
-        try await NativeLoginFixture.with(realmFields: ["rateLimit": ["failuresPerWindow": 1, "windowSeconds": 300]]) { fixture in
+    @Test("a completer refusing the state answers invalid_downstream_state and counts as a failed attempt", arguments: Backend.allCases)
+    func refusedState(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend,
+                                          realmFields: ["rateLimit": ["failuresPerWindow": 1, "windowSeconds": 300]]) { fixture in
             let login = Self.login(fixture) { _ in throw NativeLoginError(.invalidDownstreamState) }
             let nonce = fixture.freshNonce()
             let request = NativeLoginRequest(realmID: "acme", identityToken: fixture.token(nonce: nonce), clientID: "partner",

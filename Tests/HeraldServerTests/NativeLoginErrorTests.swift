@@ -6,9 +6,10 @@ import Testing
 
 @Suite("Apple native login, errors")
 struct NativeLoginErrorTests {
-    @Test("unknown or disabled realm → 404 not_found; missing or disabled provider → 404 provider_not_configured")
-    func realmAndProviderPreChecks() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("unknown or disabled realm → 404 not_found; missing or disabled provider → 404 provider_not_configured",
+          arguments: Backend.allCases)
+    func realmAndProviderPreChecks(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let nonce = fixture.freshNonce()
             let token = fixture.token(nonce: nonce)
             let unknown = try await fixture.login(token: token, nonce: nonce, realm: "nope")
@@ -35,9 +36,9 @@ struct NativeLoginErrorTests {
         }
     }
 
-    @Test("unknown or disabled client → 400 bad_request; third-party client without downstreamState → 403")
-    func clientPreChecks() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("unknown or disabled client → 400 bad_request; third-party client without downstreamState → 403", arguments: Backend.allCases)
+    func clientPreChecks(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let nonce = fixture.freshNonce()
             let token = fixture.token(nonce: nonce)
             let unknown = try await fixture.login(token: token, nonce: nonce, clientID: "no-such-app")
@@ -56,9 +57,9 @@ struct NativeLoginErrorTests {
         }
     }
 
-    @Test("branch B with a state no pending authorization has → 400 invalid_downstream_state")
-    func unknownDownstreamState() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("branch B with a state no pending authorization has → 400 invalid_downstream_state", arguments: Backend.allCases)
+    func unknownDownstreamState(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let nonce = fixture.freshNonce()
             let response = try await fixture.login(token: fixture.token(nonce: nonce), nonce: nonce,
                                              clientID: NativeLoginFixture.thirdParty,
@@ -68,9 +69,9 @@ struct NativeLoginErrorTests {
         }
     }
 
-    @Test("an identity token over 16 KiB → 400; missing fields → 400 naming them")
-    func requestShape() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("an identity token over 16 KiB → 400; missing fields → 400 naming them", arguments: Backend.allCases)
+    func requestShape(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let huge = String(repeating: "a", count: 16_385)
             let tooLarge = try await fixture.login(token: huge, nonce: "n")
             #expect(tooLarge.status == 400)
@@ -82,9 +83,9 @@ struct NativeLoginErrorTests {
         }
     }
 
-    @Test("each verification failure → 401 invalid_apple_token with details.reason")
-    func verificationFailures() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("each verification failure → 401 invalid_apple_token with details.reason", arguments: Backend.allCases)
+    func verificationFailures(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             func reason(_ token: String, nonce: String?) async throws -> String? {
                 let response = try await fixture.login(token: token, nonce: nonce)
                 #expect(response.status == 401)
@@ -112,9 +113,9 @@ struct NativeLoginErrorTests {
         }
     }
 
-    @Test("Apple's JWKS unreachable → 503 apple_unavailable with Retry-After, never 401")
-    func appleUnavailable() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("Apple's JWKS unreachable → 503 apple_unavailable with Retry-After, never 401", arguments: Backend.allCases)
+    func appleUnavailable(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             fixture.apple.setBehaviour(.status(500))
             let nonce = fixture.freshNonce()
             let response = try await fixture.login(token: fixture.token(nonce: nonce), nonce: nonce)
@@ -124,9 +125,11 @@ struct NativeLoginErrorTests {
         }
     }
 
-    @Test("failed attempts per (realm, IP) beyond the realm's limit → 429 rate_limited with Retry-After, even for a valid token")
-    func failedAttemptsAreLimited() async throws {
-        try await NativeLoginFixture.with(realmFields: ["rateLimit": ["failuresPerWindow": 3, "windowSeconds": 300]]) { fixture in
+    @Test("failed attempts per (realm, IP) beyond the realm's limit → 429 rate_limited with Retry-After, even for a valid token",
+          arguments: Backend.allCases)
+    func failedAttemptsAreLimited(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend,
+                                          realmFields: ["rateLimit": ["failuresPerWindow": 3, "windowSeconds": 300]]) { fixture in
             for _ in 0..<3 {
                 let nonce = fixture.freshNonce()
                 let bad = try await fixture.login(token: fixture.token(nonce: nonce) { $0.claims["aud"] = "com.other.app" }, nonce: nonce)
@@ -140,9 +143,10 @@ struct NativeLoginErrorTests {
         }
     }
 
-    @Test("503s do not count as failed attempts")
-    func outagesDoNotCount() async throws {
-        try await NativeLoginFixture.with(realmFields: ["rateLimit": ["failuresPerWindow": 1, "windowSeconds": 300]]) { fixture in
+    @Test("503s do not count as failed attempts", arguments: Backend.allCases)
+    func outagesDoNotCount(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend,
+                                          realmFields: ["rateLimit": ["failuresPerWindow": 1, "windowSeconds": 300]]) { fixture in
             fixture.apple.setBehaviour(.status(500))
             let nonce = fixture.freshNonce()
             let token = fixture.token(nonce: nonce)
@@ -153,9 +157,9 @@ struct NativeLoginErrorTests {
         }
     }
 
-    @Test("logs and errors never hold the identity token, nonce or email; one login line per attempt")
-    func logHygiene() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("logs and errors never hold the identity token, nonce or email; one login line per attempt", arguments: Backend.allCases)
+    func logHygiene(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             var secrets: [String] = ["someone@example.com", "hygiene@example.com"]
             let nonce = fixture.freshNonce()
             let token = fixture.token(subject: "sub.hygiene", nonce: nonce, email: "hygiene@example.com")

@@ -7,9 +7,9 @@ import Testing
 
 @Suite("Apple native login, branch A")
 struct NativeLoginTests {
-    @Test("a first login creates the account with email and name; a later login returns the same user, not new")
-    func firstLoginCreatesThenSecondFindsAccount() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("a first login creates the account with email and name; a later login returns the same user, not new", arguments: Backend.allCases)
+    func firstLoginCreatesThenSecondFindsAccount(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let nonce = fixture.freshNonce()
             let first = try await fixture.login(token: fixture.token(nonce: nonce), nonce: nonce,
                                           extra: ["fullName": ["givenName": "Ada", "familyName": "Lovelace"],
@@ -45,9 +45,10 @@ struct NativeLoginTests {
         }
     }
 
-    @Test("no email gives an unverified placeholder; a later login with a free real email replaces it and fills the name")
-    func placeholderEmailIsReplacedLater() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("no email gives an unverified placeholder; a later login with a free real email replaces it and fills the name",
+          arguments: Backend.allCases)
+    func placeholderEmailIsReplacedLater(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let first = try await fixture.loginOK(subject: "sub.placeholder.1", email: nil)
             #expect(first["isNewUser"] == true)
             var me = try await fixture.me(first["accessToken"]?.stringValue).json
@@ -72,9 +73,9 @@ struct NativeLoginTests {
         }
     }
 
-    @Test("a private-relay address is stored as a real email flagged isPrivateEmail")
-    func privateRelayEmail() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("a private-relay address is stored as a real email flagged isPrivateEmail", arguments: Backend.allCases)
+    func privateRelayEmail(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let login = try await fixture.loginOK(subject: "sub.relay", email: "abc123@privaterelay.appleid.com")
             let me = try await fixture.me(login["accessToken"]?.stringValue).json
             #expect(me["email"] == "abc123@privaterelay.appleid.com")
@@ -82,9 +83,9 @@ struct NativeLoginTests {
         }
     }
 
-    @Test("a verified Apple email links to an existing verified account; with emailLinking never it does not")
-    func verifiedEmailLinking() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("a verified Apple email links to an existing verified account; with emailLinking never it does not", arguments: Backend.allCases)
+    func verifiedEmailLinking(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let existing = try await fixture.herald.accounts.create(
                 realmID: "acme", NewAccount(email: "linked@example.com", emailVerified: true))
             let login = try await fixture.loginOK(subject: "sub.link.1", email: "Linked@Example.com")
@@ -109,9 +110,9 @@ struct NativeLoginTests {
         }
     }
 
-    @Test("registration disabled answers 409 registration_disabled for a new user but lets known users in")
-    func registrationDisabled() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("registration disabled answers 409 registration_disabled for a new user but lets known users in", arguments: Backend.allCases)
+    func registrationDisabled(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let known = try await fixture.loginOK(subject: "sub.known")
             try expectStatus(200, await fixture.admin("PATCH", "/api/admin/realms/acme",
                                                        json: ["registrationEnabled": false]))
@@ -124,9 +125,9 @@ struct NativeLoginTests {
         }
     }
 
-    @Test("a disabled account answers 403 account_disabled; a deleted one never matches again")
-    func disabledAndDeletedAccounts() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("a disabled account answers 403 account_disabled; a deleted one never matches again", arguments: Backend.allCases)
+    func disabledAndDeletedAccounts(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let first = try await fixture.loginOK(subject: "sub.status")
             let id = first["userId"]?.stringValue ?? ""
             try expectStatus(200, await fixture.admin("PATCH", "/api/admin/realms/acme/accounts/\(id)",
@@ -143,9 +144,9 @@ struct NativeLoginTests {
         }
     }
 
-    @Test("twenty concurrent first logins of one sub create exactly one account")
-    func concurrentFirstLoginsMakeOneAccount() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("twenty concurrent first logins of one sub create exactly one account", arguments: Backend.allCases)
+    func concurrentFirstLoginsMakeOneAccount(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let requests = (0..<20).map { _ -> (String, String) in
                 let nonce = fixture.freshNonce()
                 return (fixture.token(subject: "sub.race", nonce: nonce, email: "race@example.com"), nonce)
@@ -166,9 +167,9 @@ struct NativeLoginTests {
         }
     }
 
-    @Test("the identity token's fullName may be a string or an object; bad shapes are 400 naming the field")
-    func fullNameShapes() async throws {
-        try await NativeLoginFixture.with { fixture in
+    @Test("the identity token's fullName may be a string or an object; bad shapes are 400 naming the field", arguments: Backend.allCases)
+    func fullNameShapes(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
             let nonce = fixture.freshNonce()
             let bad = try await fixture.login(token: fixture.token(nonce: nonce), nonce: nonce, extra: ["fullName": 42])
             #expect(bad.status == 400)
