@@ -572,8 +572,9 @@ class Bench:
         """Warm-up with its own bodies, then the measured run with enough bodies for it. With
         `strict_warmup` off, non-2xx answers in the warm-up are counted in the result
         (`warmupNon2xx`) instead of ending the whole benchmark."""
-        # Enough warm-up bodies that the warm-up never runs dry (a dry pool answers 401s).
-        warm = make_bodies(int(max(self.args.warmup_rate, (rate_hint or 0) * 1.6) * self.warmup))
+        # Enough warm-up bodies that the warm-up never runs dry (a dry pool answers 401s): wrk
+        # splits them evenly between its threads, which do not run equally fast.
+        warm = make_bodies(int(max(self.args.warmup_rate, (rate_hint or 0)) * self.warmup * 1.6) + 2000)
         result = wrk(self.herald.base, connections, f"{self.warmup}s", bodies=warm, path=path, content_type=content_type)
         warmup_failures = result["non2xx"] + result["socketErrors"]
         if warmup_failures and strict_warmup:
