@@ -155,6 +155,22 @@ final class RawHTTPConnection {
         }
     }
 
+    /// Whether the server that listened on `port` is gone: connecting is refused or, when a
+    /// server of a test running in parallel has been given the freed port since, a path only
+    /// the gone server answered (`marker`) is not answered 200 there.
+    static func serverIsGone(port: UInt16, marker: String) async -> Bool {
+        switch await connectErrno(port: port) {
+        case ECONNREFUSED:
+            return true
+        case 0:
+            let request = "GET \(marker) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            guard let response = try? await exchange(port: port, request) else { return false }
+            return response.status != 200
+        default:
+            return false
+        }
+    }
+
     /// The errno of connecting to `port` (0 when it connects).
     static func connectErrno(port: UInt16) async -> Int32 {
         (try? await run { () -> Int32 in
