@@ -156,6 +156,8 @@ struct ServerLifecycleTests {
             try server.start()
             port = server.boundPort
             #expect(await RawHTTPConnection.connectErrno(port: port) == 0)
+            // The check below can fail: a running server is not taken for gone.
+            #expect(await !RawHTTPConnection.serverIsGone(port: port, marker: marker))
         }
         #expect(await RawHTTPConnection.serverIsGone(port: port, marker: marker))
     }
