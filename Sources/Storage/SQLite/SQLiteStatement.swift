@@ -67,24 +67,13 @@ final class SQLiteStatement {
     func query(_ parameters: [SQLValue]) throws(StorageError) -> [Row] {
         defer { clear() }
         try bind(parameters)
-        var layout: RowLayout?
         var rows: [Row] = []
         while true {
             let rc = sqlite3_step(handle)
             if rc == SQLITE_DONE { break }
             guard rc == SQLITE_ROW else { throw failure(rc) }
-            let columnCount = sqlite3_column_count(handle)
-            let rowLayout: RowLayout
-            if let layout {
-                rowLayout = layout
-            } else {
-                // Read after the first step, not before: a schema change (e.g. ALTER TABLE
-                // before a cached `SELECT *`) re-prepares the statement inside sqlite3_step.
-                rowLayout = RowLayout((0..<columnCount).map { column in
-                    sqlite3_column_name(handle, column).map { String(cString: $0) } ?? ""
-                })
-                layout = rowLayout
-            }
+            let rowLayout = currentLayout()
+            let columnCount = Int32(rowLayout.names.count)
             var values: [SQLValue] = []
             values.reserveCapacity(Int(columnCount))
             for column in 0..<columnCount {
@@ -93,6 +82,24 @@ final class SQLiteStatement {
             rows.append(Row(layout: rowLayout, values: values))
         }
         return rows
+    }
+
+    /// The column names of this statement's results, built once and kept while the statement
+    /// lives: naming a row's columns (a string and a dictionary entry per column) cost as much
+    /// as the lookup itself on the login's hot queries.
+    private var layout: (layout: RowLayout, preparedCount: Int32)?
+
+    /// The cached layout, or a new one when SQLite re-prepared the statement since (a schema
+    /// change — e.g. ALTER TABLE before a cached `SELECT *` — re-prepares inside
+    /// sqlite3_step, so this is read after the first step, never before).
+    private func currentLayout() -> RowLayout {
+        let preparedCount = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        if let layout, layout.preparedCount == preparedCount { return layout.layout }
+        let rowLayout = RowLayout((0..<sqlite3_column_count(handle)).map { column in
+            sqlite3_column_name(handle, column).map { String(cString: $0) } ?? ""
+        })
+        layout = (rowLayout, preparedCount)
+        return rowLayout
     }
 
     private func bind(_ parameters: [SQLValue]) throws(StorageError) {
