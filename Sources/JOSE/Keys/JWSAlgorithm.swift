@@ -8,6 +8,14 @@ public enum JWSAlgorithm: String, Sendable, CaseIterable {
     /// Ed25519 (RFC 8037 §3.1).
     case edDSA = "EdDSA"
 
+    /// The digest OpenSSL is asked for: SHA-256, or none for EdDSA (Ed25519 hashes internally).
+    var digestName: String? {
+        switch self {
+        case .rs256, .es256: "SHA256"
+        case .edDSA: nil
+        }
+    }
+
     /// True when this algorithm can be used with a key of `keyType`.
     public func fits(_ keyType: KeyType) -> Bool {
         switch (self, keyType) {

@@ -5,13 +5,15 @@ import COpenSSL
 ///
 /// `@unchecked Sendable` because OpaquePointer is not Sendable, but sharing is safe: the EVP_PKEY
 /// is never mutated after init, and OpenSSL supports concurrent signing with one key when each
-/// operation has its own EVP_MD_CTX, which `sign` creates per call.
+/// operation has its own EVP_MD_CTX, which `sign` copies per call from `signing`.
 public final class PrivateKey: @unchecked Sendable {
     let pkey: OpaquePointer
     /// The key's type (and RSA size).
     public let keyType: KeyType
     /// The matching public key (a separate EVP_PKEY holding no private material).
     public let publicKey: PublicKey
+    /// Signing with the key type's one algorithm, initialised once; nil if OpenSSL refused.
+    private let signing: DigestContextTemplate?
 
     /// Takes ownership of `pkey` (freed here on failure, else in deinit).
     init(taking pkey: OpaquePointer) throws(JOSEError) {
@@ -28,6 +30,7 @@ public final class PrivateKey: @unchecked Sendable {
         self.pkey = pkey
         self.keyType = keyType
         self.publicKey = publicKey
+        signing = DigestContextTemplate(.sign, pkey: pkey, digestName: keyType.algorithm.digestName)
     }
 
     deinit { EVP_PKEY_free(pkey) }
@@ -116,35 +119,29 @@ public final class PrivateKey: @unchecked Sendable {
             throw JOSEError(.keyAlgorithmMismatch, "\(algorithm.rawValue) cannot sign with a \(keyType) key")
         }
         switch algorithm {
-        case .rs256:
-            return try digestSign(message: message, digestName: "SHA256")
+        case .rs256, .edDSA:
+            return try digestSign(message: message)
         case .es256:
-            let der = try digestSign(message: message, digestName: "SHA256")
-            guard let raw = ECDSASignature.raw(fromDER: der) else {
+            guard let raw = ECDSASignature.raw(fromDER: try digestSign(message: message)) else {
                 throw JOSEError(.signingFailed, "ECDSA signature could not be converted to r‖s")
             }
             return raw
-        case .edDSA:
-            return try digestSign(message: message, digestName: nil)
         }
     }
 
-    private func digestSign(message: [UInt8], digestName: String?) throws(JOSEError) -> [UInt8] {
-        guard let context = EVP_MD_CTX_new() else { throw JOSEError(.signingFailed, "digest context allocation failed") }
-        defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestSignInit_ex(context, nil, digestName, nil, nil, pkey, nil) == 1 else {
-            ERR_clear_error()
-            throw JOSEError(.signingFailed, "signing could not start")
-        }
+    private func digestSign(message: [UInt8]) throws(JOSEError) -> [UInt8] {
         // The key's maximum signature size: the modulus for RSA, the longest DER for ECDSA, 64 for Ed25519.
         var length = Int(EVP_PKEY_get_size(pkey))
         guard length > 0 else { throw JOSEError(.signingFailed, "unknown signature size") }
         var signature = [UInt8](repeating: 0, count: length)
-        let result = signature.withUnsafeMutableBufferPointer { output in
-            withNonNullBytes(message) { messagePointer, messageCount in
-                EVP_DigestSign(context, output.baseAddress, &length, messagePointer, messageCount)
+        let result = signing?.withContext { context in
+            signature.withUnsafeMutableBufferPointer { output in
+                withNonNullBytes(message) { messagePointer, messageCount in
+                    EVP_DigestSign(context, output.baseAddress, &length, messagePointer, messageCount)
+                }
             }
         }
+        guard let result else { throw JOSEError(.signingFailed, "signing could not start") }
         guard result == 1, length <= signature.count else {
             ERR_clear_error()
             throw JOSEError(.signingFailed, "signing failed")

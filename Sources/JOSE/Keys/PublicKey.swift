@@ -6,11 +6,13 @@ import COpenSSL
 /// `@unchecked Sendable` because OpaquePointer is not Sendable, but sharing is safe: the EVP_PKEY
 /// is never mutated after init, OpenSSL reference-counts it atomically and supports concurrent
 /// use of one key from several threads as long as each operation has its own EVP_MD_CTX /
-/// EVP_PKEY_CTX, which every method here creates per call.
+/// EVP_PKEY_CTX, which every method here creates (or copies from `verifying`) per call.
 public final class PublicKey: @unchecked Sendable {
     let pkey: OpaquePointer
     /// The key's type (and RSA size), fixed when the key is parsed.
     public let keyType: KeyType
+    /// Verification with the key type's one algorithm, initialised once; nil if OpenSSL refused.
+    private let verifying: DigestContextTemplate?
 
     /// Takes ownership of `pkey` (freed here on failure, else in deinit).
     init(taking pkey: OpaquePointer) throws(JOSEError) {
@@ -23,6 +25,7 @@ public final class PublicKey: @unchecked Sendable {
         }
         self.pkey = pkey
         self.keyType = keyType
+        verifying = DigestContextTemplate(.verify, pkey: pkey, digestName: keyType.algorithm.digestName)
     }
 
     deinit { EVP_PKEY_free(pkey) }
@@ -65,15 +68,15 @@ public final class PublicKey: @unchecked Sendable {
         guard algorithm.fits(keyType) else { return false }
         switch algorithm {
         case .rs256:
-            return digestVerify(signature: signature, message: message, digestName: "SHA256")
+            return digestVerify(signature: signature, message: message)
         case .es256:
             // JOSE's r‖s is exactly 64 bytes; any other length (DER included) is not an ES256 signature.
             guard let der = ECDSASignature.der(fromRaw: signature) else { return false }
-            return digestVerify(signature: der, message: message, digestName: "SHA256")
+            return digestVerify(signature: der, message: message)
         case .edDSA:
             guard signature.count == 64 else { return false }
             // Ed25519 hashes internally: one-shot EVP_DigestVerify with no digest.
-            return digestVerify(signature: signature, message: message, digestName: nil)
+            return digestVerify(signature: signature, message: message)
         }
     }
 
@@ -110,16 +113,12 @@ public final class PublicKey: @unchecked Sendable {
 
     // MARK: - OpenSSL plumbing
 
-    private func digestVerify(signature: [UInt8], message: [UInt8], digestName: String?) -> Bool {
-        guard let context = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestVerifyInit_ex(context, nil, digestName, nil, nil, pkey, nil) == 1 else {
-            ERR_clear_error()
-            return false
-        }
-        let result = withNonNullBytes(signature) { signaturePointer, signatureCount in
-            withNonNullBytes(message) { messagePointer, messageCount in
-                EVP_DigestVerify(context, signaturePointer, signatureCount, messagePointer, messageCount)
+    private func digestVerify(signature: [UInt8], message: [UInt8]) -> Bool {
+        let result = verifying?.withContext { context in
+            withNonNullBytes(signature) { signaturePointer, signatureCount in
+                withNonNullBytes(message) { messagePointer, messageCount in
+                    EVP_DigestVerify(context, signaturePointer, signatureCount, messagePointer, messageCount)
+                }
             }
         }
         if result != 1 { ERR_clear_error() }  // a bad signature leaves entries on this thread's error queue
