@@ -196,7 +196,8 @@ public struct AppleNativeLogin: Sendable {
                 realmID: realm.id, clientID: client.clientId, accountID: resolution.account.id, scope: client.allowedScopes,
                 clientIP: request.clientIP, authTime: authTime,
                 accessTokenTTL: client.accessTokenTTL ?? realm.accessTokenTTL,
-                refreshTokenTTL: client.refreshTokenTTL ?? realm.refreshTokenTTL, ipBinding: client.ipBinding))
+                refreshTokenTTL: client.refreshTokenTTL ?? realm.refreshTokenTTL, ipBinding: client.ipBinding),
+                account: resolution.account)
             return .resolved(resolution, prepared)
         } catch let error as StorageError {
             throw error

@@ -71,10 +71,9 @@ public struct AccountResolver: Sendable {
     /// The resolution inside the caller's write transaction.
     public static func resolve(_ db: any SQLExecutor, realmID: String, claims: ProviderIdentityClaims,
                                at: Int64) throws -> AccountResolution {
-        guard let realm = try RealmStore.load(db, id: realmID) else { throw AccountResolutionError(.realmNotFound) }
         let email = claims.email.map(AccountStore.normalizedEmail)
 
-        // 1. The identity is known.
+        // 1. The identity is known (so is its realm: deleting a realm deletes its identities).
         if let account = try AccountStore.load(db, realmID: realmID, provider: claims.provider, openID: claims.subject) {
             switch account.status {
             case .active:
@@ -93,6 +92,10 @@ public struct AccountResolver: Sendable {
                                .text(realmID), .text(claims.provider), .text(claims.subject))
             }
         }
+
+        // Only a login without a usable identity needs the realm's policies (linking,
+        // registration); a returning user's login is spared the read.
+        guard let realm = try RealmStore.load(db, id: realmID) else { throw AccountResolutionError(.realmNotFound) }
 
         // 2. Link to an active account with the same verified email.
         let owner = try email.flatMap { try AccountStore.load(db, realmID: realmID, email: $0) }

@@ -49,13 +49,17 @@ public final class TokenService: Sendable {
     /// leaving one nobody got tokens for. Signing itself is left to ``issue(_:)``, after the
     /// commit, so the writer is not held for it. Throws `TokenError` (`accountDisabled`,
     /// `accountDeleted`, `noSigningKey`), a storage error, or a key-opening error.
-    public func startSession(in db: any SQLExecutor, _ request: SessionRequest) throws -> PreparedSession {
+    /// `account` is the request's account as the caller already read it in this transaction
+    /// (native login's resolution), which spares reading it again; nil reads it here.
+    public func startSession(in db: any SQLExecutor, _ request: SessionRequest,
+                             account: Account? = nil) throws -> PreparedSession {
+        precondition(account == nil || account?.id == request.accountID, "the account of another session request")
         let at = now().unixSeconds
         let sessionID = SecureRandom.token(byteCount: 16)
         let refreshToken = SecureRandom.token(byteCount: Self.refreshTokenBytes)
         let hash = Self.hash(refreshToken)
         let expiresAt = at + Int64(request.refreshTokenTTL)
-        guard let account = try AccountStore.load(db, realmID: request.realmID, id: request.accountID) else {
+        guard let account = try account ?? AccountStore.load(db, realmID: request.realmID, id: request.accountID) else {
             throw TokenError(.accountDeleted)
         }
         switch account.status {
