@@ -17,7 +17,7 @@ struct NativeLoginBranchBTests {
     func downstreamCompletion(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in
             let seen = Mutex<DownstreamCompletionRequest?>(nil)
-            let login = Self.login(fixture) { request in
+            let login = Self.login(fixture) { _, request in
                 seen.withLock { $0 = request }
                 return "https://partner.example/callback?code=ac_x&state=\(request.state)&iss=\(request.issuer)"
             }
@@ -38,22 +38,29 @@ struct NativeLoginBranchBTests {
         }
     }
 
-    @Test("a completer refusing the state answers invalid_downstream_state and counts as a failed attempt", arguments: Backend.allCases)
+    @Test("a completer refusing the state answers invalid_downstream_state, reports no rolled-back account and counts as a failed attempt",
+          arguments: Backend.allCases)
     func refusedState(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend,
-                                          realmFields: ["rateLimit": ["failuresPerWindow": 1, "windowSeconds": 300]]) { fixture in
-            let login = Self.login(fixture) { _ in throw NativeLoginError(.invalidDownstreamState) }
-            let nonce = fixture.freshNonce()
-            let request = NativeLoginRequest(realmID: "acme", identityToken: fixture.token(nonce: nonce), clientID: "partner",
-                                             rawNonce: nonce, downstreamState: "st-unknown", clientIP: "192.0.2.10")
-            do throws(NativeLoginError) {
-                _ = try await login.login(request)
-                Issue.record("expected invalid_downstream_state")
-            } catch {
-                #expect(error.code == .invalidDownstreamState)
-                #expect(error.accountID != nil)
+                                          realmFields: ["rateLimit": ["failuresPerWindow": 2, "windowSeconds": 300]]) { fixture in
+            let returning = try await fixture.loginOK(subject: "sub.returning")["userId"]?.stringValue
+            let login = Self.login(fixture) { _, _ in throw NativeLoginError(.invalidDownstreamState) }
+            // A new user's account is rolled back with the refusal, so none is reported; a
+            // returning user's account exists and is. (No email: nothing links sub.new.)
+            for (subject, accountID) in [("sub.new", nil), ("sub.returning", returning)] {
+                let nonce = fixture.freshNonce()
+                let token = fixture.token(subject: subject, nonce: nonce, email: nil)
+                let request = NativeLoginRequest(realmID: "acme", identityToken: token, clientID: "partner", rawNonce: nonce,
+                                                 downstreamState: "st-unknown", clientIP: "192.0.2.10")
+                do throws(NativeLoginError) {
+                    _ = try await login.login(request)
+                    Issue.record("expected invalid_downstream_state")
+                } catch {
+                    #expect(error.code == .invalidDownstreamState)
+                    #expect(error.accountID == accountID, "\(subject)")
+                }
             }
-            // The refusal counted: the next attempt from that IP is rate limited.
+            // The refusals counted: the next attempt from that IP is rate limited.
             let next = fixture.freshNonce()
             do throws(NativeLoginError) {
                 _ = try await login.login(NativeLoginRequest(realmID: "acme", identityToken: fixture.token(nonce: next),

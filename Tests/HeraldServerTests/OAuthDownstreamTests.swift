@@ -3,6 +3,7 @@ import Grants
 import HeraldTestSupport
 import JOSE
 import Storage
+import Synchronization
 import Testing
 @testable import HeraldServer
 
@@ -76,12 +77,79 @@ struct OAuthDownstreamTests {
         try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             _ = try await fixture.authorize()
-            let grants = DownstreamAuthorizations(database: herald.application.context.database)
+            let database = herald.application.context.database
+            let grants = DownstreamAuthorizations(database: database)
             await #expect(throws: GrantsError.self) {
-                _ = try await grants.completeDownstream(realmID: "other", issuer: "x", clientID: OAuthFixture.publicClient,
-                                                        state: "st-123", accountID: "a", authTime: 0)
+                _ = try await database.write(isolation: .readCommitted) { db in
+                    try grants.completeDownstream(in: db, realmID: "other", issuer: "x", clientID: OAuthFixture.publicClient,
+                                                  state: "st-123", accountID: "a", authTime: 0)
+                }
             }
             _ = try await fixture.complete(accountID: "acct-1")
+        }
+    }
+
+    /// Two consumers of one state under READ COMMITTED on PostgreSQL (native login's isolation),
+    /// forced to overlap: the second UPDATE waits on the first one's row lock and then decides
+    /// on the row as the first left it. SQLite has one writer, so it cannot interleave there.
+    @Test("under READ COMMITTED a consumer waiting on another's row lock gets the state only if the other rolls back",
+          arguments: [false, true])
+    func singleUseUnderReadCommitted(firstCommits: Bool) async throws {
+        try await RunningHerald.with(backend: .postgres) { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            _ = try await fixture.authorize()
+            let database = herald.application.context.database
+            let grants = DownstreamAuthorizations(database: database, now: herald.application.context.now)
+            let issuer = fixture.issuer
+            @Sendable func consume(_ db: any SQLExecutor) throws -> String {
+                try grants.completeDownstream(in: db, realmID: OAuthFixture.realm, issuer: issuer,
+                                              clientID: OAuthFixture.publicClient, state: "st-123", accountID: "acct-1",
+                                              authTime: 0)
+            }
+            struct Undo: Error {}
+            let consumed = Atomic<Bool>(false)
+            let release = DispatchSemaphore(value: 0)
+            // The first transaction consumes the state and holds its row lock until released
+            // (blocking the database's own connection thread, not the cooperative pool).
+            let first = Task {
+                try await database.write(isolation: .readCommitted) { db -> String in
+                    let redirect = try consume(db)
+                    consumed.store(true, ordering: .sequentiallyConsistent)
+                    // Bounded, so a failing test cannot hang the database's close.
+                    _ = release.wait(timeout: .now() + 30)
+                    if !firstCommits { throw Undo() }
+                    return redirect
+                }
+            }
+            try await Self.poll("the first transaction consumed the state") { consumed.load(ordering: .sequentiallyConsistent) }
+            let second = Task { try await database.write(isolation: .readCommitted) { db in try consume(db) } }
+            try await Self.poll("the second transaction waits on the row lock") {
+                try await database.read { db in try db.queryOne("SELECT COUNT(*) AS n FROM pg_locks WHERE NOT granted")?.int("n") } ?? 0 > 0
+            }
+            release.signal()
+
+            let firstResult = await first.result
+            let secondResult = await second.result
+            if firstCommits {
+                #expect(try firstResult.get().contains("code=ac_"))
+                #expect(throws: GrantsError(.invalidDownstreamState, "No pending authorization matches this downstream state")) {
+                    try secondResult.get()
+                }
+            } else {
+                #expect(throws: Undo.self) { try firstResult.get() }
+                #expect(try secondResult.get().contains("code=ac_"))
+            }
+            let codes = try await database.read { db in try db.queryOne("SELECT COUNT(*) AS n FROM authorization_codes")?.int("n") }
+            #expect(codes == 1)
+        }
+    }
+
+    /// Waits until `condition` holds, failing after 10 s.
+    static func poll(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else { throw TestClientError("timed out: \(what)") }
+            try await Task.sleep(for: .milliseconds(5))
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Grants
 import Realms
+import Storage
 import Testing
 import JOSE
 import Synchronization
@@ -88,12 +89,17 @@ struct OAuthFixture {
                                       + Self.authorizeQuery(client: client, state: state, overrides), headers: headers)
     }
 
-    /// The branch B step as the native-login route runs it.
+    /// The branch B step alone, in a READ COMMITTED write transaction of its own (native login
+    /// runs it inside the login's).
     func complete(client: String = publicClient, state: String = "st-123", accountID: String,
-                  authTime: Int64 = 1_800_000_000) async throws(GrantsError) -> String {
-        try await DownstreamAuthorizations(database: herald.application.context.database, now: herald.application.context.now)
-            .completeDownstream(realmID: Self.realm, issuer: issuer, clientID: client, state: state,
-                                accountID: accountID, authTime: authTime)
+                  authTime: Int64 = 1_800_000_000) async throws -> String {
+        let context = herald.application.context
+        let grants = DownstreamAuthorizations(database: context.database, now: context.now)
+        let issuer = self.issuer
+        return try await context.database.write(isolation: .readCommitted) { db in
+            try grants.completeDownstream(in: db, realmID: Self.realm, issuer: issuer, clientID: client, state: state,
+                                          accountID: accountID, authTime: authTime)
+        }
     }
 }
 

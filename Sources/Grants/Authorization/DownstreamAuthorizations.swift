@@ -4,7 +4,7 @@ import Realms
 import Storage
 
 /// Pending third-party authorizations (keyed by realm and `state`) and the branch B step
-/// that turns one into a one-time authorization code after the user's native login.
+/// that turns one into a one-time authorization code within the user's native login.
 public struct DownstreamAuthorizations: Sendable {
     /// How long a pending authorization waits for the login, in seconds.
     public static let pendingTTL: Int64 = 600
@@ -54,47 +54,41 @@ public struct DownstreamAuthorizations: Sendable {
                                     expiresIn: Int(Self.pendingTTL))
     }
 
-    /// Branch B of native login: consumes the pending authorization (realm, state) — single
-    /// use, same client, unexpired, in one atomic update — and issues a one-time code `ac_…`
-    /// (256 random bits, stored hashed, `codeTTL` seconds) bound to the client, redirect URI,
-    /// PKCE challenge, scope, nonce, account and auth time. Returns the redirect URI carrying
-    /// `code`, `state` and `iss`. Throws `invalidDownstreamState`, or `serverError` when the
-    /// database fails.
-    public func completeDownstream(realmID: String, issuer: String, clientID: String, state: String,
-                                   accountID: String, authTime: Int64) async throws(GrantsError) -> String {
+    /// Branch B of native login, inside the login's own write transaction `db` (it commits the
+    /// code together with the account it is for, or neither): consumes the pending
+    /// authorization (realm, state) — same client, unexpired, unused — and issues a one-time
+    /// code `ac_…` (256 random bits, stored hashed, `codeTTL` seconds) bound to the client,
+    /// redirect URI, PKCE challenge, scope, nonce, account and auth time. Returns the redirect
+    /// URI carrying `code`, `state` and `iss`.
+    ///
+    /// Single use rests on the conditional UPDATE alone, so it holds under READ COMMITTED (the
+    /// login's isolation on PostgreSQL): a concurrent consumer of the same row waits for the
+    /// first one's transaction and then re-checks `consumed_at IS NULL` against the committed
+    /// row, matching nothing; if the first one rolled back, the second consumes it instead.
+    /// Throws `GrantsError(.invalidDownstreamState)` when no row matched (nothing was written),
+    /// and storage errors unchanged, so the caller's transaction rolls back (and can be retried).
+    public func completeDownstream(in db: any SQLExecutor, realmID: String, issuer: String, clientID: String,
+                                   state: String, accountID: String, authTime: Int64) throws -> String {
         let at = now().unixSeconds
-        let code = Self.codePrefix + SecureRandom.token(byteCount: 32)
-        let codeHash = SHA256.hash(Array(code.utf8))
-        let codeTTL = self.codeTTL
-        let redirectURI: String?
-        do {
-            redirectURI = try await database.write { db -> String? in
-                guard let pending = try db.queryOne("""
-                    UPDATE pending_authorizations SET consumed_at = ?
-                    WHERE realm_id = ? AND state = ? AND client_id = ? AND consumed_at IS NULL AND expires_at > ?
-                    RETURNING redirect_uri, code_challenge, scope, nonce
-                    """, .integer(at), .text(realmID), .text(state), .text(clientID), .integer(at))
-                else { return nil }
-                let redirectURI = try pending.string("redirect_uri")
-                try db.execute("""
-                    INSERT INTO authorization_codes (code_hash, realm_id, client_id, redirect_uri, code_challenge, scope,
-                        nonce, account_id, auth_time, created_at, expires_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                    .blob(codeHash), .text(realmID), .text(clientID), .text(redirectURI),
-                    .text(try pending.string("code_challenge")), .text(try pending.string("scope")),
-                    .optional(try pending.optionalString("nonce")), .text(accountID), .integer(authTime),
-                    .integer(at), .integer(at + codeTTL))
-                return redirectURI
-            }
-        } catch let error as StorageError where error.isTemporary {
-            throw GrantsError.storageUnavailable
-        } catch {
-            throw GrantsError(.serverError, "could not complete the authorization")
-        }
-        guard let redirectURI else {
+        guard let pending = try db.queryOne("""
+            UPDATE pending_authorizations SET consumed_at = ?
+            WHERE realm_id = ? AND state = ? AND client_id = ? AND consumed_at IS NULL AND expires_at > ?
+            RETURNING redirect_uri, code_challenge, scope, nonce
+            """, .integer(at), .text(realmID), .text(state), .text(clientID), .integer(at))
+        else {
             throw GrantsError(.invalidDownstreamState, "No pending authorization matches this downstream state")
         }
+        let code = Self.codePrefix + SecureRandom.token(byteCount: 32)
+        let redirectURI = try pending.string("redirect_uri")
+        try db.execute("""
+            INSERT INTO authorization_codes (code_hash, realm_id, client_id, redirect_uri, code_challenge, scope,
+                nonce, account_id, auth_time, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            .blob(SHA256.hash(Array(code.utf8))), .text(realmID), .text(clientID), .text(redirectURI),
+            .text(try pending.string("code_challenge")), .text(try pending.string("scope")),
+            .optional(try pending.optionalString("nonce")), .text(accountID), .integer(authTime),
+            .integer(at), .integer(at + codeTTL))
         return RedirectURI.appending([("code", code), ("state", state), ("iss", issuer)], to: redirectURI)
     }
 }

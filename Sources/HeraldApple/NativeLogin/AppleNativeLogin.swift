@@ -4,9 +4,9 @@ import Storage
 import TokenIssuer
 
 /// Apple native login, end to end (ARCHITECTURE.md): pre-checks (realm, provider, client,
-/// branch) → identity-token verification → account resolution in one transaction → branch A
-/// (TokenIssuer session) or branch B (Grants completes the pending authorization). Failed
-/// attempts count against the realm's (realm, client IP) limit.
+/// branch) → identity-token verification → one write transaction: replay claim, account
+/// resolution, then branch A (TokenIssuer session) or branch B (Grants completes the pending
+/// authorization). Failed attempts count against the realm's (realm, client IP) limit.
 public struct AppleNativeLogin: Sendable {
     /// The provider name stored on identities and logged.
     public static let provider = "apple"
@@ -106,10 +106,12 @@ public struct AppleNativeLogin: Sendable {
         let replay = verification.replay
         let resolver = AccountResolver(database: database, now: now)
         let tokens = self.tokens
+        let downstream = self.downstream
         for attempt in 1...Self.maximumWriteAttempts where step == nil {
             do {
-                // READ COMMITTED on PostgreSQL: the replay claim is a conditional upsert and
-                // the account and identity are guarded by unique keys, so nothing here needs
+                // READ COMMITTED on PostgreSQL: the replay claim is a conditional upsert, the
+                // account and identity are guarded by unique keys and branch B consumes its
+                // pending authorization with a conditional UPDATE, so nothing here needs
                 // SERIALIZABLE, whose index-page locks made concurrent logins fail each other.
                 step = try await database.write(isolation: .readCommitted) { db -> NativeLoginStep in
                     // The claim commits even when the login is refused below: a token seen once is
@@ -117,8 +119,9 @@ public struct AppleNativeLogin: Sendable {
                     if let replay, try !replay.record(in: db) { return .replayed }
                     do {
                         return try db.withSavepoint("native_login") {
-                            try Self.resolveAndStart(db, realm: realm, client: client, identity: identity, request: request,
-                                                     authTime: authTime, resolver: resolver, tokens: tokens)
+                            try Self.resolveAndComplete(db, realm: realm, client: client, identity: identity,
+                                                        request: request, authTime: authTime, resolver: resolver,
+                                                        tokens: tokens, downstream: downstream)
                         }
                     } catch let refusal as NativeLoginError {
                         return .refused(refusal)
@@ -135,47 +138,30 @@ public struct AppleNativeLogin: Sendable {
         }
         guard let step else { throw NativeLoginError(.internalFailure) }
 
-        let resolution: AccountResolution
-        let prepared: PreparedSession?
         switch step {
         case .replayed: throw NativeLoginError(.invalidAppleToken, appleReason: .replayed)
         case .refused(let refusal): throw refusal
-        case .resolved(let resolved, let session):
-            resolution = resolved
-            prepared = session
-        }
-        let accountID = resolution.account.id
-
-        if let state = request.downstreamState {
-            guard let downstream else { throw NativeLoginError(.invalidDownstreamState, accountID: accountID) }
+        case .downstream(let resolution, let redirectURI):
+            return .downstream(redirectURI: redirectURI, accountID: resolution.account.id, isNewUser: resolution.isNewUser)
+        case .session(let resolution, let prepared):
             do {
-                let redirect = try await downstream(DownstreamCompletionRequest(
-                    realmID: realm.id, issuer: tokens.issuer(realmID: realm.id), clientID: client.clientId, state: state,
-                    accountID: accountID, authTime: authTime))
-                return .downstream(redirectURI: redirect, accountID: accountID, isNewUser: resolution.isNewUser)
-            } catch let error as NativeLoginError {
-                throw NativeLoginError(error.code, appleReason: error.appleReason, accountID: accountID)
+                return .session(try tokens.issue(prepared), isNewUser: resolution.isNewUser)
             } catch {
-                throw NativeLoginError.failure(error, accountID: accountID)
+                throw NativeLoginError(.internalFailure, accountID: resolution.account.id)
             }
-        }
-
-        guard let prepared else { throw NativeLoginError(.internalFailure, accountID: accountID) }
-        do {
-            return .session(try tokens.issue(prepared), isNewUser: resolution.isNewUser)
-        } catch {
-            throw NativeLoginError(.internalFailure, accountID: accountID)
         }
     }
 
     /// The part of the login transaction that is undone as a whole when refused: account
-    /// resolution and, for branch A, the session. Refusals are thrown as `NativeLoginError`
-    /// (the caller rolls back to its savepoint and commits the replay claim alone); storage
-    /// errors are rethrown unchanged, so the whole transaction rolls back (and PostgreSQL can
-    /// retry a serialization failure).
-    private static func resolveAndStart(_ db: any SQLExecutor, realm: Realm, client: ClientApp,
-                                        identity: ProviderIdentityClaims, request: NativeLoginRequest, authTime: Int64,
-                                        resolver: AccountResolver, tokens: TokenService) throws -> NativeLoginStep {
+    /// resolution and then branch A's session or branch B's downstream completion (the
+    /// pending authorization consumed, the code stored). Refusals are thrown as
+    /// `NativeLoginError` (the caller rolls back to its savepoint and commits the replay claim
+    /// alone); storage errors are rethrown unchanged, so the whole transaction rolls back (and
+    /// PostgreSQL can retry a serialization failure).
+    private static func resolveAndComplete(_ db: any SQLExecutor, realm: Realm, client: ClientApp,
+                                           identity: ProviderIdentityClaims, request: NativeLoginRequest,
+                                           authTime: Int64, resolver: AccountResolver, tokens: TokenService,
+                                           downstream: DownstreamCompleter?) throws -> NativeLoginStep {
         let resolution: AccountResolution
         do {
             resolution = try resolver.resolve(db, realmID: realm.id, claims: identity)
@@ -186,11 +172,25 @@ public struct AppleNativeLogin: Sendable {
             case .accountDisabled: throw NativeLoginError(.accountDisabled)
             }
         }
-        // Branch B: Grants completes the pending authorization after this commit (it owns its
-        // own transaction; a refused state leaves the account, as before).
-        guard request.downstreamState == nil else { return .resolved(resolution, nil) }
-        // An account created by this login is undone with the session, so its id is not reported.
+        // An account created by this login is undone with a refusal, so its id is not reported.
         let accountID: String? = resolution.isNewUser ? nil : resolution.account.id
+        if let state = request.downstreamState {
+            // Branch B: the code is committed with the account it is for, or neither is; a
+            // refused state undoes the account's creation, link or update.
+            guard let downstream else { throw NativeLoginError(.invalidDownstreamState, accountID: accountID) }
+            do {
+                let redirectURI = try downstream(db, DownstreamCompletionRequest(
+                    realmID: realm.id, issuer: tokens.issuer(realmID: realm.id), clientID: client.clientId, state: state,
+                    accountID: resolution.account.id, authTime: authTime))
+                return .downstream(resolution, redirectURI: redirectURI)
+            } catch let error as StorageError {
+                throw error
+            } catch let error as NativeLoginError {
+                throw NativeLoginError(error.code, appleReason: error.appleReason, accountID: accountID)
+            } catch {
+                throw NativeLoginError(.internalFailure, accountID: accountID)
+            }
+        }
         do {
             let prepared = try tokens.startSession(in: db, SessionRequest(
                 realmID: realm.id, clientID: client.clientId, accountID: resolution.account.id, scope: client.allowedScopes,
@@ -198,7 +198,7 @@ public struct AppleNativeLogin: Sendable {
                 accessTokenTTL: client.accessTokenTTL ?? realm.accessTokenTTL,
                 refreshTokenTTL: client.refreshTokenTTL ?? realm.refreshTokenTTL, ipBinding: client.ipBinding),
                 account: resolution.account)
-            return .resolved(resolution, prepared)
+            return .session(resolution, prepared)
         } catch let error as StorageError {
             throw error
         } catch let error as TokenError where error.code == .accountDisabled {

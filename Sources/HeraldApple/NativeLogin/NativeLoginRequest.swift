@@ -1,4 +1,5 @@
 import Realms
+import Storage
 import TokenIssuer
 
 /// One native-login attempt as the route decoded it. Holds the identity token and raw nonce:
@@ -63,7 +64,10 @@ public struct DownstreamCompletionRequest: Sendable {
     public let authTime: Int64
 }
 
-/// Completes branch B and returns the redirect URI (with `code`, `state`, `iss`). Throw
-/// `NativeLoginError(.invalidDownstreamState)` when the state is unknown, used, expired or
-/// of another client; any other error answers 500.
-public typealias DownstreamCompleter = @Sendable (DownstreamCompletionRequest) async throws -> String
+/// Completes branch B inside the login's write transaction (`db`, after account resolution,
+/// under the savepoint that a refusal rolls back) and returns the redirect URI (with `code`,
+/// `state`, `iss`). Synchronous: it runs on the database's thread. Throw
+/// `NativeLoginError(.invalidDownstreamState)` when the state is unknown, used, expired or of
+/// another client (the account resolution is undone, the replay claim still commits); rethrow
+/// storage errors unchanged (the whole transaction rolls back); any other error answers 500.
+public typealias DownstreamCompleter = @Sendable (any SQLExecutor, DownstreamCompletionRequest) throws -> String

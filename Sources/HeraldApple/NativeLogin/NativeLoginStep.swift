@@ -6,8 +6,11 @@ import TokenIssuer
 enum NativeLoginStep: Sendable {
     /// The (sub, nonce) was already claimed: nothing else was done.
     case replayed
-    /// The claim committed; resolution or session start refused the login and was undone.
+    /// The claim committed; resolution, session start or downstream completion refused the
+    /// login and was undone.
     case refused(NativeLoginError)
-    /// The account (and for branch A the session, whose tokens are still to be signed).
-    case resolved(AccountResolution, PreparedSession?)
+    /// Branch A: the account and its session, whose tokens are still to be signed.
+    case session(AccountResolution, PreparedSession)
+    /// Branch B: the account and the redirect URI carrying the code committed with it.
+    case downstream(AccountResolution, redirectURI: String)
 }
