@@ -12,16 +12,18 @@ struct ConnectionSettingsTests {
         }
     }
 
-    @Test func writerIsDurableEnforcesForeignKeysAndWaitsWhenBusy() async throws {
+    @Test func writerIsDurableEnforcesForeignKeysWaitsWhenBusyAndJournalsSavepointsInMemory() async throws {
         try await withDatabase { database in
             let settings = try await database.write { executor in
                 [
                     try executor.queryOne("PRAGMA synchronous")?["synchronous"],
                     try executor.queryOne("PRAGMA foreign_keys")?["foreign_keys"],
                     try executor.queryOne("PRAGMA busy_timeout")?.values.first,
+                    try executor.queryOne("PRAGMA temp_store")?["temp_store"],
                 ]
             }
-            #expect(settings == [.integer(2), .integer(1), .integer(5000)])  // synchronous 2 = FULL
+            // synchronous 2 = FULL; temp_store 2 = MEMORY
+            #expect(settings == [.integer(2), .integer(1), .integer(5000), .integer(2)])
         }
     }
 

@@ -83,6 +83,11 @@ final class SQLiteConnection {
             // refresh-token rotation or consumed code would otherwise resurrect or break grants.
             _ = try runOnce("PRAGMA synchronous = FULL")
             _ = try runOnce("PRAGMA foreign_keys = ON")
+            // Savepoints (every native login has one) journal the pages they change in a
+            // sub-journal, by default a temporary file opened and written per transaction. It
+            // is never needed after the transaction ends — crash recovery is the WAL's job — so
+            // it is kept in memory: a few pages per transaction.
+            _ = try runOnce("PRAGMA temp_store = MEMORY")
         case .reader:
             _ = try runOnce("PRAGMA foreign_keys = ON")
             // Readers run in deferred transactions and must never take the write lock: that
