@@ -20,7 +20,7 @@ struct UserinfoEndpoint: Sendable {
         switch Self.presentedToken(request) {
         case .token(let presented):
             token = presented
-        case .none:
+        case .absent:
             return Self.challenge(realmID: realm.id, error: nil, "a Bearer access token is required")
         case .invalidRequest(let description):
             return Self.challenge(realmID: realm.id, status: 400, error: "invalid_request", description)
@@ -53,7 +53,7 @@ struct UserinfoEndpoint: Sendable {
     /// What the request presents as its access token.
     enum PresentedToken: Equatable {
         case token(String)
-        case none
+        case absent
         /// A request RFC 6750 §3.1 calls `invalid_request`; the description names no value.
         case invalidRequest(String)
     }
@@ -64,7 +64,7 @@ struct UserinfoEndpoint: Sendable {
         let header = bearerToken(request)
         let usesHeader = header != nil || request.headers["Authorization"].map(hasBearerScheme) == true
         guard request.method == "POST", isFormEncoded(request) else {
-            return header.map(PresentedToken.token) ?? .none
+            return header.map(PresentedToken.token) ?? .absent
         }
         let form: OAuthRequestBody
         do {
@@ -72,11 +72,11 @@ struct UserinfoEndpoint: Sendable {
         } catch {
             return .invalidRequest(error.message)
         }
-        guard form.parameters["access_token"] != nil else { return header.map(PresentedToken.token) ?? .none }
+        guard form.parameters["access_token"] != nil else { return header.map(PresentedToken.token) ?? .absent }
         if usesHeader {
             return .invalidRequest("the access token must be sent one way only: the Authorization header or the form body")
         }
-        return form["access_token"].map(PresentedToken.token) ?? .none
+        return form["access_token"].map(PresentedToken.token) ?? .absent
     }
 
     /// RFC 6750 §2.2: the body method applies only to `application/x-www-form-urlencoded`.
