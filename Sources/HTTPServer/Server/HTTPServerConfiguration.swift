@@ -28,7 +28,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// buffers. It must hold a request at the three limits above with room to spare
     /// (`requestHeadBudgetBytes`), so that libmicrohttpd reads a request somewhat over them
     /// and the error responder answers it; only a request head that does not fit here at all
-    /// is answered by libmicrohttpd itself (414 or 431, with its own HTML body).
+    /// is answered by libmicrohttpd itself (414 or 431, with its own HTML body). MHD also keeps
+    /// a record per `Cookie` pair in this pool, which no limit here counts: a Cookie header of
+    /// about a thousand pairs is refused by MHD (431) even within the limits.
     public var connectionMemoryLimitBytes: Int = 65_536
     /// How long `shutdown()` waits for in-flight handlers before cancelling them and answering 503.
     public var shutdownGracePeriodSeconds: Double = 10
