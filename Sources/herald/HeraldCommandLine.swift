@@ -10,6 +10,7 @@ enum HeraldCommandLine {
         commands:
           serve [--host H] [--port P] [--public-url URL] [--database URL]
                 [--apple-jwks-url URL] [--trusted-proxies CIDRS] [--log-level LEVEL]
+                [--per-ip-connection-limit N] [--connection-timeout SECONDS]
                                       start the server (flags override HERALD_* variables)
           migrate [--database URL]    apply database migrations and exit
           admin create-token --name N | list-tokens | revoke-token --name N [--database URL]

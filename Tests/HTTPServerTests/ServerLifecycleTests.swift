@@ -102,7 +102,8 @@ struct ServerLifecycleTests {
         let broken: [(inout HTTPServerConfiguration) -> Void] = [
             { $0.threadCount = 0 }, { $0.connectionLimit = 0 }, { $0.perIPConnectionLimit = -1 },
             { $0.connectionMemoryLimitBytes = 100 }, { $0.maxBodyBytes = -1 }, { $0.connectionTimeoutSeconds = -5 },
-            { $0.shutdownGracePeriodSeconds = -.infinity },
+            { $0.shutdownGracePeriodSeconds = -.infinity }, { $0.maxRequestTargetBytes = 0 }, { $0.maxHeaderBytes = 0 },
+            { $0.maxHeaderCount = 0 },
         ]
         for breakIt in broken {
             var configuration = HTTPServerConfiguration()

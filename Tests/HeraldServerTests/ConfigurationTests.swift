@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Storage
 import Testing
 @testable import HeraldServer
@@ -13,6 +16,46 @@ import Testing
         #expect(configuration.appleJWKSURL == "https://appleid.apple.com/auth/keys")
         #expect(configuration.logLevel == .info)
         #expect(configuration.adminToken == nil)
+        #expect(configuration.perIPConnectionLimit == 256)
+        #expect(configuration.connectionTimeoutSeconds == 30)
+    }
+
+    @Test func connectionSettingsComeFromEnvironmentAndFlags() throws {
+        let fromEnvironment = try HeraldConfiguration.load(
+            arguments: [], environment: ["HERALD_PER_IP_CONNECTION_LIMIT": "32", "HERALD_CONNECTION_TIMEOUT": "120"])
+        #expect(fromEnvironment.perIPConnectionLimit == 32)
+        #expect(fromEnvironment.connectionTimeoutSeconds == 120)
+        let fromFlags = try HeraldConfiguration.load(
+            arguments: ["--per-ip-connection-limit", "100000", "--connection-timeout=3600"],
+            environment: ["HERALD_PER_IP_CONNECTION_LIMIT": "32", "HERALD_CONNECTION_TIMEOUT": "120"])
+        #expect(fromFlags.perIPConnectionLimit == 100_000)
+        #expect(fromFlags.connectionTimeoutSeconds == 3_600)
+        let lowest = try HeraldConfiguration.load(
+            arguments: [], environment: ["HERALD_PER_IP_CONNECTION_LIMIT": "1", "HERALD_CONNECTION_TIMEOUT": "1"])
+        #expect(lowest.perIPConnectionLimit == 1)
+        #expect(lowest.connectionTimeoutSeconds == 1)
+    }
+
+    @Test(arguments: ["0", "100001", "-1", "+5", "1e3", "abc", " 8", "99999999999999999999999"])
+    func perIPConnectionLimitOutOfBoundsIsRefusedNamingTheVariable(value: String) {
+        do {
+            _ = try HeraldConfiguration.load(arguments: [], environment: ["HERALD_PER_IP_CONNECTION_LIMIT": value])
+            Issue.record("'\(value)' was accepted")
+        } catch {
+            #expect(error.message.hasPrefix("HERALD_PER_IP_CONNECTION_LIMIT must be a number from 1 to 100000"))
+            #expect(!error.message.contains("\n"))
+        }
+    }
+
+    @Test(arguments: ["0", "3601", "-30", "30s", "1.5", ""])
+    func connectionTimeoutOutOfBoundsIsRefusedNamingTheVariable(value: String) {
+        do {
+            // An empty environment variable counts as unset, so the empty case goes through the flag.
+            _ = try HeraldConfiguration.load(arguments: ["--connection-timeout", value], environment: [:])
+            Issue.record("'\(value)' was accepted")
+        } catch {
+            #expect(error.message.hasPrefix("HERALD_CONNECTION_TIMEOUT must be a number from 1 to 3600 seconds"))
+        }
     }
 
     @Test func flagsOverrideEnvironment() throws {
@@ -109,5 +152,96 @@ import Testing
         close(fds[0])
         let lines = String(decoding: received, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(lines == (0..<100).map { "line \($0)" })
+    }
+}
+
+/// The connection settings reach the running server.
+@Suite struct ConnectionSettingsServingTests {
+    @Test func perIPConnectionLimitOfTwoDropsAThirdConnectionWhileTwoStayServed() async throws {
+        try await RunningHerald.with(configure: { $0.perIPConnectionLimit = 2 }) { herald in
+            let port = herald.application.port
+            let (firstRound, thirdClosed, secondRound) = try await KeptAliveConnection.run { () throws -> ([Int], Bool, [Int]) in
+                let admitted = try (0..<2).map { _ in try KeptAliveConnection(port: port) }
+                // Each answered request proves MHD accepted the connection before the third one.
+                let firstRound = try admitted.map { try $0.get("/healthz") }
+                let third = try KeptAliveConnection(port: port)
+                let thirdClosed = third.isClosedAfterSending("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+                let secondRound = try admitted.map { try $0.get("/healthz") }
+                return (firstRound, thirdClosed, secondRound)
+            }
+            #expect(firstRound == [200, 200])
+            #expect(thirdClosed, "a third connection from 127.0.0.1 was served")
+            #expect(secondRound == [200, 200])
+        }
+    }
+
+    @Test func connectionTimeoutClosesAnIdleConnection() async throws {
+        try await RunningHerald.with(configure: { $0.connectionTimeoutSeconds = 1 }) { herald in
+            let port = herald.application.port
+            let (status, closed) = try await KeptAliveConnection.run { () throws -> (Int, Bool) in
+                let connection = try KeptAliveConnection(port: port)
+                let status = try connection.get("/healthz")
+                // The socket's receive timeout (10 s) is far beyond 1 s and far below the default 30 s.
+                return (status, connection.isClosedByPeer())
+            }
+            #expect(status == 200)
+            #expect(closed)
+        }
+    }
+}
+
+/// One keep-alive connection to 127.0.0.1 over a blocking socket; use it inside `run` only.
+private final class KeptAliveConnection {
+    private let socket: Int32
+
+    init(port: UInt16) throws {
+        socket = try TestHTTPClient(port: port).connectSocket()
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(socket) }
+
+    /// Sends a GET on this connection (kept alive) and returns the response's status.
+    func get(_ path: String) throws -> Int {
+        try send("GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n")
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while !TestHTTPClient.isComplete(received) {
+            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { throw TestClientError("connection closed while reading") }
+            received += buffer[0..<count]
+        }
+        return try TestHTTPClient.parse(received).status
+    }
+
+    /// Whether the server closes the connection (EOF or reset) instead of answering `request`.
+    func isClosedAfterSending(_ request: String) -> Bool {
+        do { try send(request) } catch { return true }
+        return isClosedByPeer()
+    }
+
+    /// True on EOF or reset; a receive timeout or data is not a close.
+    func isClosedByPeer() -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(socket, &byte, 1, 0)
+        return count == 0 || (count < 0 && errno == ECONNRESET)
+    }
+
+    private func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard written > 0 else { throw TestClientError("send failed") }
+            offset += written
+        }
+    }
+
+    /// Runs blocking socket work on a thread of its own, off the cooperative pool.
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
     }
 }

@@ -114,6 +114,81 @@ struct OAuthUserinfoTests {
     }
 }
 
+extension OAuthUserinfoTests {
+    @Test("an access token in a form-encoded POST body works like the Authorization header", arguments: Backend.allCases)
+    func formBodyToken(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            let tokens = try await issueTokens(fixture)
+            let byHeader = try await fixture.userinfo(tokens.access)
+            #expect(byHeader.status == 200)
+            let byBody = try await fixture.post("userinfo", [("access_token", tokens.access)])
+            #expect(byBody.status == 200)
+            #expect(byBody.json == byHeader.json)
+            #expect(byBody.header("Cache-Control") == "no-store")
+            let withCharset = try await herald.request(
+                "POST", "/api/oauth/acme/userinfo",
+                headers: [("Content-Type", "application/x-www-form-urlencoded; charset=UTF-8")],
+                body: Array("scope=openid&access_token=\(tokens.access)".utf8))
+            #expect(withCharset.status == 200)
+            #expect(withCharset.json["sub"] == byHeader.json["sub"])
+
+            // A bad or revoked token in the body is refused like one in the header.
+            let garbage = try await fixture.post("userinfo", [("access_token", "not.a.token")])
+            #expect(garbage.status == 401)
+            #expect(garbage.header("WWW-Authenticate") == #"Bearer realm="acme", error="invalid_token""#)
+            #expect(garbage.json["error"] == "invalid_token")
+            let revoked = try await fixture.post("revoke", [("token", tokens.refresh), ("client_id", OAuthFixture.publicClient)])
+            #expect(revoked.status == 200)
+            let afterRevoke = try await fixture.post("userinfo", [("access_token", tokens.access)])
+            #expect(afterRevoke.status == 401)
+            #expect(afterRevoke.json["error"] == "invalid_token")
+            #expect(!herald.logs.captured.joined().contains(tokens.access))
+        }
+    }
+
+    @Test("a token sent both in the header and in the body is 400 invalid_request; other carriers are not methods",
+          arguments: Backend.allCases)
+    func tokenMethods(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            let tokens = try await issueTokens(fixture)
+            let both = try await fixture.post("userinfo", [("access_token", tokens.access)], bearer: tokens.access)
+            #expect(both.status == 400)
+            #expect(both.header("WWW-Authenticate") == #"Bearer realm="acme", error="invalid_request""#)
+            #expect(both.json["error"] == "invalid_request")
+            #expect(both.text.contains(tokens.access) == false)
+            // An empty Bearer header still uses the header method.
+            let emptyHeader = try await fixture.post("userinfo", [("access_token", tokens.access)], bearer: "")
+            #expect(emptyHeader.status == 400)
+            let repeated = try await fixture.post("userinfo", [("access_token", tokens.access), ("access_token", tokens.access)])
+            #expect(repeated.status == 400)
+            #expect(repeated.json["error"] == "invalid_request")
+            let malformed = try await herald.request("POST", "/api/oauth/acme/userinfo",
+                                                     headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                                     body: Array("access_token=%ZZ".utf8))
+            #expect(malformed.status == 400)
+            #expect(malformed.header("WWW-Authenticate") == #"Bearer realm="acme", error="invalid_request""#)
+
+            // RFC 6750 §2.2: no body method for GET, nor for a JSON body; such a request has no token.
+            let getWithBody = try await herald.request("GET", "/api/oauth/acme/userinfo",
+                                                       headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                                       body: Array("access_token=\(tokens.access)".utf8))
+            #expect(getWithBody.status == 401)
+            #expect(getWithBody.header("WWW-Authenticate") == #"Bearer realm="acme""#)
+            let json = try await herald.request("POST", "/api/oauth/acme/userinfo",
+                                                headers: [("Content-Type", "application/json")],
+                                                body: Array("{\"access_token\":\"\(tokens.access)\"}".utf8))
+            #expect(json.status == 401)
+            #expect(json.header("WWW-Authenticate") == #"Bearer realm="acme""#)
+            // A form body without access_token leaves the header as the one method.
+            let headerWithForm = try await fixture.post("userinfo", [("scope", "openid")], bearer: tokens.access)
+            #expect(headerWithForm.status == 200)
+            #expect(!herald.logs.captured.joined().contains(tokens.access))
+        }
+    }
+}
+
 @Suite("OAuth: revoke and introspect")
 struct OAuthRevokeIntrospectTests {
     @Test("revoking an access token ends its session; unknown tokens and other clients' tokens still answer 200", arguments: Backend.allCases)

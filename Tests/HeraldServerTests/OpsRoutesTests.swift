@@ -45,6 +45,28 @@ import Testing
         }
     }
 
+    /// Oversized request heads are refused by Herald's HTTP layer (not by libmicrohttpd, whose
+    /// memory pool is sized to read somewhat more), so they carry the envelope too.
+    @Test func oversizeTargetAndHeadersAreRefusedWithEnvelope() async throws {
+        try await RunningHerald.with { herald in
+            let requestID = [("X-Request-Id", "limits-1")]
+            let longTarget = try await herald.send("GET", "/healthz?q=" + String(repeating: "a", count: 9_000), headers: requestID)
+            let bigHeader = try await herald.send("GET", "/healthz",
+                                                  headers: requestID + [("X-Big", String(repeating: "b", count: 40_000))])
+            let manyHeaders = try await herald.send("GET", "/healthz",
+                                                    headers: requestID + (0..<150).map { ("X-H\($0)", "v") })
+            for (response, status) in [(longTarget, 414), (bigHeader, 431), (manyHeaders, 431)] {
+                #expect(response.status == status)
+                #expect(response.header("Content-Type") == "application/json")
+                #expect(response.json["status"]?.doubleValue == Double(status))
+                #expect(response.json["code"]?.stringValue == "bad_request")
+                #expect(response.json["message"]?.stringValue?.isEmpty == false)
+                #expect(response.json["requestId"]?.stringValue == "limits-1")
+                #expect(response.header("X-Request-Id") == "limits-1")
+            }
+        }
+    }
+
     @Test func accessLogNamesRouteTemplateOnly() async throws {
         try await RunningHerald.with { herald in
             _ = try await herald.send("GET", "/healthz?secret=do-not-log")

@@ -86,6 +86,13 @@ final class MHDDaemon: Sendable {
             ((1...limit).contains(configuration.perIPConnectionLimit), "perIPConnectionLimit must be >= 1"),
             ((4_096...limit).contains(configuration.connectionMemoryLimitBytes), "connectionMemoryLimitBytes must be >= 4096"),
             (configuration.maxBodyBytes >= 0, "maxBodyBytes must be >= 0"),
+            (configuration.maxRequestTargetBytes >= 1, "maxRequestTargetBytes must be >= 1"),
+            (configuration.maxHeaderBytes >= 1, "maxHeaderBytes must be >= 1"),
+            (configuration.maxHeaderCount >= 1, "maxHeaderCount must be >= 1"),
+            // Otherwise MHD answers (without the error responder) requests within the limits.
+            (configuration.requestHeadBudgetBytes <= configuration.connectionMemoryLimitBytes,
+             "connectionMemoryLimitBytes must be at least maxRequestTargetBytes + maxHeaderBytes"
+                + " + 64 * maxHeaderCount + 4096"),
             (configuration.shutdownGracePeriodSeconds >= 0 && configuration.shutdownGracePeriodSeconds.isFinite,
              "shutdownGracePeriodSeconds must be >= 0"),
         ]

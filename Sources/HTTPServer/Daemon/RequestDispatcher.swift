@@ -15,6 +15,9 @@ final class RequestDispatcher: Sendable {
     let errorResponder: ErrorResponder
     let accessLog: @Sendable (AccessLogEntry) -> Void
     let maxBodyBytes: Int
+    let maxRequestTargetBytes: Int
+    let maxHeaderBytes: Int
+    let maxHeaderCount: Int
     let handlerStart: HTTPServerConfiguration.HandlerStart
     let inFlight = InFlightRegistry()
     /// Request states alive (created, not yet released); lets tests prove none leak.
@@ -23,11 +26,14 @@ final class RequestDispatcher: Sendable {
     /// messages are dropped so client behaviour never reaches a log.
     let startupMessages = Mutex<[String]?>([])
 
-    init(router: Router, maxBodyBytes: Int, handlerStart: HTTPServerConfiguration.HandlerStart,
+    init(router: Router, configuration: HTTPServerConfiguration,
          errorResponder: @escaping ErrorResponder, accessLog: @escaping @Sendable (AccessLogEntry) -> Void) {
         self.router = router
-        self.maxBodyBytes = maxBodyBytes
-        self.handlerStart = handlerStart
+        maxBodyBytes = configuration.maxBodyBytes
+        maxRequestTargetBytes = configuration.maxRequestTargetBytes
+        maxHeaderBytes = configuration.maxHeaderBytes
+        maxHeaderCount = configuration.maxHeaderCount
+        handlerStart = configuration.handlerStart
         self.errorResponder = errorResponder
         self.accessLog = accessLog
     }
@@ -97,6 +103,13 @@ final class RequestDispatcher: Sendable {
         state.request = HTTPRequest(method: method, path: String(path), rawQuery: rawQuery, headers: headers,
                                     peerAddress: PeerAddress.of(connection),
                                     requestID: RequestID.resolve(incoming: headers[RequestID.headerName]))
+        // Herald's own limits, below what MHD's memory pool holds (see
+        // HTTPServerConfiguration.connectionMemoryLimitBytes), so the error responder answers
+        // these instead of MHD's HTML page.
+        guard target.utf8.count <= maxRequestTargetBytes else { return respondWithError(414, state, connection: connection) }
+        guard headers.count <= maxHeaderCount, Self.headerBytes(headers) <= maxHeaderBytes else {
+            return respondWithError(431, state, connection: connection)
+        }
         guard let segments = PathSegments.decode(path) else {
             return respondWithError(400, state, connection: connection)
         }
@@ -110,6 +123,11 @@ final class RequestDispatcher: Sendable {
         }
         state.phase = .receivingBody
         return .YES
+    }
+
+    /// The header section's size as counted against `maxHeaderBytes`: name, value, ": " and CRLF.
+    static func headerBytes(_ headers: HTTPHeaders) -> Int {
+        headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
     }
 
     /// Whether the body's length is announced one way only (RFC 9112 §6.1, §6.3): at most one

@@ -23,5 +23,7 @@ public struct AccessLogEntry: Sendable {
 }
 
 /// Renders the responses the server produces itself: 404, 405 (the server adds `Allow`),
-/// 413, 400 for unreadable requests and 503 while shutting down.
+/// 413, 414 and 431 over the configured limits, 400 for unreadable requests and 503 while
+/// shutting down. (What libmicrohttpd answers on its own never reaches it: see
+/// `HTTPServerConfiguration.connectionMemoryLimitBytes` and docs/security-model.md.)
 public typealias ErrorResponder = @Sendable (_ status: Int, _ request: HTTPRequest) -> HTTPResponse

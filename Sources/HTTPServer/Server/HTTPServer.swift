@@ -30,8 +30,7 @@ public final class HTTPServer: Sendable {
                 errorResponder: @escaping ErrorResponder,
                 accessLog: @escaping @Sendable (AccessLogEntry) -> Void = { _ in }) {
         self.configuration = configuration
-        dispatcher = RequestDispatcher(router: router, maxBodyBytes: configuration.maxBodyBytes,
-                                       handlerStart: configuration.handlerStart,
+        dispatcher = RequestDispatcher(router: router, configuration: configuration,
                                        errorResponder: errorResponder, accessLog: accessLog)
     }
 

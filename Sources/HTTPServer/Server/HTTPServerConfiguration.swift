@@ -10,15 +10,28 @@ public struct HTTPServerConfiguration: Sendable {
     public var threadCount: Int = ProcessInfo.processInfo.activeProcessorCount
     /// Largest accepted request body; larger bodies get 413.
     public var maxBodyBytes: Int = 65_536
+    /// Longest accepted request target (path and query, as sent); longer ones get 414 from the
+    /// error responder.
+    public var maxRequestTargetBytes: Int = 8_192
+    /// Largest accepted header section, counted as name + value + 4 (": " and CRLF) per field;
+    /// larger ones get 431 from the error responder.
+    public var maxHeaderBytes: Int = 32_768
+    /// Most header fields accepted; more get 431 from the error responder.
+    public var maxHeaderCount: Int = 100
     /// Idle seconds before MHD drops a connection (a suspended one, waiting on its handler, never times out).
     public var connectionTimeoutSeconds: Int = 30
     /// Most concurrent connections overall.
     public var connectionLimit: Int = 1024
     /// Most concurrent connections from one IP address.
     public var perIPConnectionLimit: Int = 256
-    /// Memory per connection for the request line, headers and I/O buffers; a request whose
-    /// headers do not fit is answered by MHD itself (431).
-    public var connectionMemoryLimitBytes: Int = 32_768
+    /// Memory per connection (libmicrohttpd's pool) for the request line, headers and I/O
+    /// buffers. It must hold a request at the three limits above with room to spare
+    /// (`requestHeadBudgetBytes`), so that libmicrohttpd reads a request somewhat over them
+    /// and the error responder answers it; only a request head that does not fit here at all
+    /// is answered by libmicrohttpd itself (414 or 431, with its own HTML body). MHD also keeps
+    /// a record per `Cookie` pair in this pool, which no limit here counts: a Cookie header of
+    /// about a thousand pairs is refused by MHD (431) even within the limits.
+    public var connectionMemoryLimitBytes: Int = 65_536
     /// How long `shutdown()` waits for in-flight handlers before cancelling them and answering 503.
     public var shutdownGracePeriodSeconds: Double = 10
 
@@ -41,4 +54,11 @@ public struct HTTPServerConfiguration: Sendable {
 
     /// The defaults above.
     public init() {}
+
+    /// Memory a request at the target, header and header-count limits needs in libmicrohttpd's
+    /// pool: the bytes themselves, MHD's record per header field (under 64 bytes in 0.9.75),
+    /// and a reserve for the method, protocol version and the response's header block.
+    var requestHeadBudgetBytes: Int {
+        maxRequestTargetBytes + maxHeaderBytes + maxHeaderCount * 64 + 4_096
+    }
 }

@@ -68,6 +68,8 @@ public final class HeraldApplication: Sendable {
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = context.configuration.host
         serverConfiguration.port = context.configuration.port
+        serverConfiguration.perIPConnectionLimit = context.configuration.perIPConnectionLimit
+        serverConfiguration.connectionTimeoutSeconds = context.configuration.connectionTimeoutSeconds
         let logger = context.logger
         let metrics = context.metrics
         server = HTTPServer(

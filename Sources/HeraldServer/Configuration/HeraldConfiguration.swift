@@ -15,6 +15,17 @@ public struct HeraldConfiguration: Sendable, Equatable {
     public var appleJWKSURL: String = "https://appleid.apple.com/auth/keys"
     public var trustedProxies: [String] = []
     public var logLevel: LogLevel = .info
+    /// Most concurrent connections from one client address (the socket peer: behind a proxy,
+    /// the proxy). At or above the overall limit of 1024 it never binds.
+    public var perIPConnectionLimit: Int = 256
+    /// Idle seconds before a connection is dropped (every byte received resets it).
+    public var connectionTimeoutSeconds: Int = 30
+
+    /// Bounds of `perIPConnectionLimit`; libmicrohttpd's 0 ("unlimited") is not offered:
+    /// a value of the overall connection limit or more already never binds.
+    static let perIPConnectionLimitRange = 1...100_000
+    /// Bounds of `connectionTimeoutSeconds`; libmicrohttpd's 0 (never time out) is not offered.
+    static let connectionTimeoutRange = 1...3_600
 
     public init() {
         publicURL = "http://127.0.0.1:8080"
@@ -25,7 +36,8 @@ public struct HeraldConfiguration: Sendable, Equatable {
         ("HERALD_HOST", "--host"), ("HERALD_PORT", "--port"), ("HERALD_PUBLIC_URL", "--public-url"),
         ("HERALD_DATABASE", "--database"), ("HERALD_MASTER_KEY", nil), ("HERALD_ADMIN_TOKEN", nil),
         ("HERALD_APPLE_JWKS_URL", "--apple-jwks-url"), ("HERALD_TRUSTED_PROXIES", "--trusted-proxies"),
-        ("HERALD_LOG_LEVEL", "--log-level"),
+        ("HERALD_LOG_LEVEL", "--log-level"), ("HERALD_PER_IP_CONNECTION_LIMIT", "--per-ip-connection-limit"),
+        ("HERALD_CONNECTION_TIMEOUT", "--connection-timeout"),
     ]
 
     /// Reads flags (`--port 9000` or `--port=9000`) over environment variables over defaults.
@@ -120,6 +132,24 @@ public struct HeraldConfiguration: Sendable, Equatable {
             }
             logLevel = parsed
         }
+        if let limit = values["HERALD_PER_IP_CONNECTION_LIMIT"] {
+            perIPConnectionLimit = try Self.integer(limit, named: "HERALD_PER_IP_CONNECTION_LIMIT",
+                                                    in: Self.perIPConnectionLimitRange)
+        }
+        if let timeout = values["HERALD_CONNECTION_TIMEOUT"] {
+            connectionTimeoutSeconds = try Self.integer(timeout, named: "HERALD_CONNECTION_TIMEOUT",
+                                                        in: Self.connectionTimeoutRange, unit: " seconds")
+        }
+    }
+
+    /// A decimal integer within `range`, else the error naming the variable and its bounds.
+    private static func integer(_ text: String, named name: String, in range: ClosedRange<Int>,
+                                unit: String = "") throws(ConfigurationError) -> Int {
+        guard text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              let number = Int(text), range.contains(number) else {
+            throw ConfigurationError("\(name) must be a number from \(range.lowerBound) to \(range.upperBound)\(unit), got '\(text.prefix(32))'")
+        }
+        return number
     }
 
     static func isIPAddress(_ text: String) -> Bool {

@@ -65,12 +65,13 @@ extension APIError {
     /// Long enough for a database restart or failover to finish, short enough for an app to retry.
     static let storageRetryAfterSeconds = 2
 
-    /// The generic error for a status the HTTP layer produced itself (404, 405, 413, 400, 503).
+    /// The generic error for a status the HTTP layer produced itself (400, 404, 405, 413, 414, 431, 503).
     static func forServerStatus(_ status: Int) -> APIError {
         switch status {
         case 404: return .notFound("Route")
         case 405: return APIError(status: 405, code: "method_not_allowed", message: "Method not allowed")
         case 413: return .payloadTooLarge
+        case 414: return APIError(status: 414, code: "bad_request", message: "Request target too long")
         case 431: return APIError(status: 431, code: "bad_request", message: "Request headers too large")
         case 503: return .serviceUnavailable(retryAfter: 5)
         case 400..<500: return APIError(status: status, code: "bad_request", message: "Malformed request")

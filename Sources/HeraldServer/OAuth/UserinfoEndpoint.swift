@@ -6,6 +6,8 @@ import TokenIssuer
 
 /// `GET|POST /api/oauth/:realm/userinfo` (OIDC Core §5.3): the account's claims by the access
 /// token's scope — `sub` always, `email`/`email_verified` with `email`, `name` with `profile`.
+/// The token comes in `Authorization: Bearer` or, on POST, as `access_token` in a form body
+/// (RFC 6750 §2.1, §2.2; OIDC Core §5.3.1); both at once is 400 `invalid_request`.
 /// A bad, expired or revoked token answers 401 with a Bearer `invalid_token` challenge.
 struct UserinfoEndpoint: Sendable {
     let context: HeraldContext
@@ -14,8 +16,14 @@ struct UserinfoEndpoint: Sendable {
 
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let realm = try await realms.enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
-        guard let token = Self.bearerToken(request) else {
+        let token: String
+        switch Self.presentedToken(request) {
+        case .token(let presented):
+            token = presented
+        case .absent:
             return Self.challenge(realmID: realm.id, error: nil, "a Bearer access token is required")
+        case .invalidRequest(let description):
+            return Self.challenge(realmID: realm.id, status: 400, error: "invalid_request", description)
         }
         guard case .valid(let claims) = await context.tokens.validateAccessToken(token, realmID: realm.id) else {
             return Self.challenge(realmID: realm.id, error: "invalid_token", "the access token is invalid, expired or revoked")
@@ -42,6 +50,46 @@ struct UserinfoEndpoint: Sendable {
         return HTTPResponse.json(JSONValue.object(object), noStore: true)
     }
 
+    /// What the request presents as its access token.
+    enum PresentedToken: Equatable {
+        case token(String)
+        case absent
+        /// A request RFC 6750 §3.1 calls `invalid_request`; the description names no value.
+        case invalidRequest(String)
+    }
+
+    /// The access token from the Authorization header or, on POST, the form-encoded body. A
+    /// request using both methods is refused (RFC 6750 §2): which one to believe is ambiguous.
+    static func presentedToken(_ request: HTTPRequest) -> PresentedToken {
+        let header = bearerToken(request)
+        let usesHeader = header != nil || request.headers["Authorization"].map(hasBearerScheme) == true
+        guard request.method == "POST", isFormEncoded(request) else {
+            return header.map(PresentedToken.token) ?? .absent
+        }
+        let form: OAuthRequestBody
+        do {
+            form = try OAuthRequestBody(request)
+        } catch {
+            return .invalidRequest(error.message)
+        }
+        guard form.parameters["access_token"] != nil else { return header.map(PresentedToken.token) ?? .absent }
+        if usesHeader {
+            return .invalidRequest("the access token must be sent one way only: the Authorization header or the form body")
+        }
+        return form["access_token"].map(PresentedToken.token) ?? .absent
+    }
+
+    /// RFC 6750 §2.2: the body method applies only to `application/x-www-form-urlencoded`.
+    private static func isFormEncoded(_ request: HTTPRequest) -> Bool {
+        let media = request.headers["Content-Type"]?.split(separator: ";").first
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        return media == "application/x-www-form-urlencoded"
+    }
+
+    private static func hasBearerScheme(_ header: String) -> Bool {
+        header.split(separator: " ", maxSplits: 1).first?.lowercased() == "bearer"
+    }
+
     /// The token of `Authorization: Bearer …` (RFC 6750 §2.1).
     static func bearerToken(_ request: HTTPRequest) -> String? {
         guard let header = request.headers["Authorization"] else { return nil }
@@ -51,9 +99,9 @@ struct UserinfoEndpoint: Sendable {
         return token.isEmpty ? nil : token
     }
 
-    /// 401 with `WWW-Authenticate: Bearer realm=…[, error=…]` (RFC 6750 §3).
-    static func challenge(realmID: String, error: String?, _ description: String) -> HTTPResponse {
-        var response = HTTPResponse.json(status: 401, JSONValue.object([
+    /// 401 (or `status`) with `WWW-Authenticate: Bearer realm=…[, error=…]` (RFC 6750 §3).
+    static func challenge(realmID: String, status: Int = 401, error: String?, _ description: String) -> HTTPResponse {
+        var response = HTTPResponse.json(status: status, JSONValue.object([
             "error": .string(error ?? "invalid_request"), "error_description": .string(description)]), noStore: true)
         var challenge = #"Bearer realm="\#(realmID)""#
         if let error { challenge += #", error="\#(error)""# }

@@ -560,12 +560,29 @@ paths:
     post:
       tags: [OAuth]
       operationId: postUserinfo
-      summary: Claims about the token's account (POST form)
-      description: Same as GET.
+      summary: Claims about the token's account (POST, token in the header or a form body)
+      description: |
+        Same as GET. The access token may instead be sent as `access_token` in an
+        `application/x-www-form-urlencoded` body (RFC 6750 §2.2, OIDC Core §5.3.1); other
+        form parameters are ignored, and any other body is not read. Sending the token both
+        in `Authorization: Bearer` and in the body, repeating `access_token`, or a body that
+        is not valid form encoding answers 400 `invalid_request` with
+        `WWW-Authenticate: Bearer realm="…", error="invalid_request"` (RFC 6750 §2, §3.1).
       security:
         - accessToken: []
+        - {}
       parameters:
         - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: false
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              type: object
+              properties:
+                access_token:
+                  type: string
+                  description: The access token, when it is not in the Authorization header.
       responses:
         "200":
           description: The claims.
@@ -573,6 +590,18 @@ paths:
             application/json:
               schema:
                 $ref: "#/components/schemas/Userinfo"
+        "400":
+          description: |
+            The token was sent both in the header and in the body, or the form body is
+            malformed (`invalid_request`, with a Bearer `WWW-Authenticate` challenge).
+          headers:
+            WWW-Authenticate:
+              schema:
+                type: string
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/OAuthError"
         "401":
           $ref: "#/components/responses/InvalidToken"
         "403":
