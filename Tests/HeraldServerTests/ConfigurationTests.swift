@@ -126,12 +126,17 @@ import Testing
         let capture = LogCapture()
         let logger = Logger(level: .info, now: { Date(timeIntervalSince1970: 1_700_000_000.123) }, sink: capture.sink)
         logger.debug("hidden")
-        logger.info("event", ["text": "quote\" and \\ and \n", "n": 3, "ok": .bool(true)])
+        logger.info("event", ["text": "quote\" and \\ and \n", "n": 3, "ok": .bool(true), "plain": "abc-123",
+                              "unicode": "Zoë 日本", "control": "a\u{1}b\u{1F}c"])
         let lines = capture.captured
         #expect(lines.count == 1)
         let object = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
         #expect(object?["ts"] as? String == "2023-11-14T22:13:20.123Z")
         #expect(object?["text"] as? String == "quote\" and \\ and \n")
+        #expect(object?["plain"] as? String == "abc-123")
+        #expect(object?["unicode"] as? String == "Zoë 日本")
+        #expect(object?["control"] as? String == "a\u{1}b\u{1F}c")
+        #expect(lines[0].contains(#""control":"a\u0001b\u001fc""#))
         #expect(object?["n"] as? Int == 3)
     }
 
