@@ -124,7 +124,10 @@ struct OAuthDownstreamTests {
             try await Self.poll("the first transaction consumed the state") { consumed.load(ordering: .sequentiallyConsistent) }
             let second = Task { try await database.write(isolation: .readCommitted) { db in try consume(db) } }
             try await Self.poll("the second transaction waits on the row lock") {
-                try await database.read { db in try db.queryOne("SELECT COUNT(*) AS n FROM pg_locks WHERE NOT granted")?.int("n") } ?? 0 > 0
+                try await database.read { db in try db.queryOne("""
+                    SELECT COUNT(*) AS n FROM pg_locks
+                    WHERE NOT granted AND pid IN (SELECT pid FROM pg_stat_activity WHERE datname = current_database())
+                    """)?.int("n") } ?? 0 > 0
             }
             release.signal()
 
