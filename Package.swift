@@ -34,6 +34,7 @@ let package = Package(
         // Shared test support: fake Apple (keys, JWKS server, token minting), server launcher.
         .target(name: "HeraldTestSupport", dependencies: ["JOSE", "HTTPServer", "Storage"], path: "Tests/Support"),
 
+        .testTarget(name: "HeraldTestSupportTests", dependencies: ["HeraldTestSupport"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "HeraldTestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "HeraldTestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),

@@ -43,7 +43,8 @@ struct CrashSafetyTests {
             let unexpected = await load.run(workers: 4)
             #expect(unexpected.isEmpty, "before the kill: \(unexpected.prefix(10))")
             #expect(load.killed, "the load ended before the kill")
-            await server.waitForExit()
+            let killed = try await server.waitForExit()
+            #expect(killed.signal == SIGKILL, "herald serve ended with \(killed), not SIGKILL")
             try await Self.expectConsistent(databasePath: database)
             CrashLoad.ledger.withLock { $0.merge(load.families.withLock { $0 }) { _, new in new } }
         }
@@ -52,7 +53,8 @@ struct CrashSafetyTests {
         let server = try await HeraldChild.start(binary: binary, database: database, appleJWKS: apple.url.absoluteString)
         try await offPool { try CrashLoad.expectSurvivors(TestHTTPClient(port: server.port)) }
         server.terminate()
-        await server.waitForExit()
+        let stopped = try await server.waitForExit()
+        #expect(stopped.succeeded, "herald serve ended with \(stopped) after SIGTERM")
         try await Self.expectConsistent(databasePath: database)
     }
 
@@ -98,35 +100,31 @@ struct CrashSafetyTests {
 
 /// One `herald serve` child process on a free loopback port.
 final class HeraldChild: Sendable {
-    let process: Process
+    let process: ChildProcess
     let port: UInt16
 
-    private init(process: Process, port: UInt16) {
+    private init(process: ChildProcess, port: UInt16) {
         self.process = process
         self.port = port
     }
 
     static func start(binary: String, database: String, appleJWKS: String) async throws -> HeraldChild {
         let port = try freePort()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port), "--database", "sqlite:\(database)",
-                             "--apple-jwks-url", appleJWKS, "--log-level", "info"]
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        var environment = ChildProcess.inheritedEnvironment.filter { !$0.key.hasPrefix("HERALD_") }
         environment["HERALD_ADMIN_TOKEN"] = RunningHerald.adminToken
-        process.environment = environment
-        let output = Pipe()
-        process.standardError = output
-        process.standardOutput = FileHandle.nullDevice
-        try ProcessLaunch.run(process)
+        let process = try ChildProcess(
+            executable: binary,
+            arguments: ["serve", "--host", "127.0.0.1", "--port", String(port), "--database", "sqlite:\(database)",
+                        "--apple-jwks-url", appleJWKS, "--log-level", "info"],
+            environment: environment, standardOutput: .discarded, standardError: .pipe)
         let child = HeraldChild(process: process, port: port)
+        guard let handle = process.standardError else { throw TestClientError("herald's log has no pipe") }
         // Its log is drained for its whole life (a full pipe would stall the server); the
         // "listening" line says it is ready.
         let ready = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             Thread {
                 var announced = false
                 var seen: [UInt8] = []
-                let handle = output.fileHandleForReading
                 while true {
                     let data = handle.availableData
                     if data.isEmpty { break }
@@ -161,15 +159,15 @@ final class HeraldChild: Sendable {
         return UInt16(bigEndian: address.sin_port)
     }
 
-    func kill() { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
-    func terminate() { process.terminate() }
+    func kill() { process.signal(SIGKILL) }
+    func terminate() { process.signal(SIGTERM) }
 
-    func waitForExit() async {
+    /// Waits on a thread of its own: waitpid blocks.
+    func waitForExit() async throws -> ChildProcess.Termination {
         let process = self.process
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        return try await withCheckedThrowingContinuation { continuation in
             Thread {
-                process.waitUntilExit()
-                continuation.resume()
+                continuation.resume(with: Result { () throws(ChildProcessError) in try process.waitForExit() })
             }.start()
         }
     }

@@ -139,16 +139,11 @@ final class OpenSSLCommandLine {
     /// Runs `openssl arguments…` and returns its exit status and combined output.
     @discardableResult
     func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try ProcessLaunch.run(process)
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let openssl = try ChildProcess(executable: "/usr/bin/openssl", arguments: arguments, workingDirectory: directory.path,
+                                       standardOutput: .pipe, standardError: .standardOutput)
+        let output = openssl.standardOutput?.readDataToEndOfFile() ?? Data()
+        let termination = try openssl.waitForExit()
+        // Foundation's `terminationStatus` was the exit code, or the signal for a killed child.
+        return (termination.exitCode ?? termination.signal ?? termination.status, String(decoding: output, as: UTF8.self))
     }
 }

@@ -143,19 +143,11 @@ public final class TestPostgres: Sendable {
     private func startWatchdog() throws(TestPostgresError) {
         let parent = ProcessInfo.processInfo.processIdentifier
         let script = "while [ -d /proc/\(parent) ]; do sleep 1; done; \(Self.runsAsRoot ? "/usr/sbin/runuser -u postgres -- " : "")\(Self.binDirectory)/pg_ctl -D \(dataDirectory) -m immediate stop >/dev/null 2>&1; rm -rf \(folder)"
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = ["/usr/bin/setsid", "/bin/sh", "-c", script]
-        var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
-        defer { cArguments.forEach { free($0) } }
-        cArguments.append(nil)
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ) == 0 else {
-            throw TestPostgresError("cannot start the watchdog")
+        do {
+            // Never waited for: it outlives this process by design.
+            _ = try ChildProcess(executable: "/usr/bin/setsid", arguments: ["/bin/sh", "-c", script])
+        } catch {
+            throw TestPostgresError("cannot start the watchdog: \(error)")
         }
     }
 
@@ -163,7 +155,7 @@ public final class TestPostgres: Sendable {
 
     /// Runs a pg command (as the postgres user when this process is root) and waits for it.
     ///
-    /// posix_spawn + waitpid rather than Foundation's `Process`: `pg_ctl start` leaves a server
+    /// A `ChildProcess` rather than Foundation's `Process`: `pg_ctl start` leaves a server
     /// behind that inherits the child's descriptors, and `Process` (like a pipe) only notices
     /// the exit when every copy of its descriptor is closed, so it would wait forever. Output
     /// goes to a file for the same reason.
@@ -171,28 +163,17 @@ public final class TestPostgres: Sendable {
         let argv = (runsAsRoot && asPostgres) ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] + arguments : [executable] + arguments
         let outputPath = NSTemporaryDirectory() + "herald-pg-output-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) }
-        defer { cArguments.forEach { free($0) } }
-        cArguments.append(nil)
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
-        guard spawned == 0 else {
-            throw TestPostgresError("cannot run \(argv[0]): error \(spawned)")
+        let termination: ChildProcess.Termination
+        do {
+            let child = try ChildProcess(executable: argv[0], arguments: Array(argv.dropFirst()),
+                                         standardOutput: .file(outputPath), standardError: .standardOutput)
+            termination = try child.waitForExit()
+        } catch {
+            throw TestPostgresError("cannot run \(argv[0]): \(error)")
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        // WIFEXITED/WEXITSTATUS are macros: exited normally when the low 7 bits are 0.
-        let exitedNormally = status & 0x7F == 0
-        let exitCode = (status >> 8) & 0xFF
-        guard exitedNormally, exitCode == 0 else {
+        guard termination.succeeded else {
             let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-            throw TestPostgresError("\((executable as NSString).lastPathComponent) \(arguments.first ?? "") failed (status \(status)): \(text)")
+            throw TestPostgresError("\((executable as NSString).lastPathComponent) \(arguments.first ?? "") failed (\(termination)): \(text)")
         }
     }
 
