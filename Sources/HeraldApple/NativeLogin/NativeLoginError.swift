@@ -56,10 +56,8 @@ public struct NativeLoginError: Error, Sendable, Equatable, CustomStringConverti
 
     /// The answer for a failure that is not the request's: `serviceUnavailable` when the
     /// database is unreachable right now (or stayed busy past its retries), else `internalFailure`.
-    static func failure(_ error: any Error, accountID: String? = nil) -> NativeLoginError {
-        if let storage = error as? StorageError, storage.isTemporary {
-            return NativeLoginError(.serviceUnavailable, accountID: accountID)
-        }
-        return NativeLoginError(.internalFailure, accountID: accountID)
+    static func failure(_ error: any Error) -> NativeLoginError {
+        if let storage = error as? StorageError, storage.isTemporary { return NativeLoginError(.serviceUnavailable) }
+        return NativeLoginError(.internalFailure)
     }
 }
