@@ -241,4 +241,25 @@ struct KeyTests {
         }
         #expect(results == [Bool](repeating: true, count: 16))
     }
+
+    /// Every signature copies the key's one signing context (DigestContextTemplate): copies
+    /// made at the same moment from many threads must each sign correctly.
+    @Test(arguments: JWSAlgorithm.allCases)
+    func oneKeySignsConcurrentlyFromManyTasks(algorithm: JWSAlgorithm) async throws {
+        let key = try PrivateKey.generate(for: algorithm)
+        let publicKey = key.publicKey
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<16 {
+                group.addTask {
+                    (0..<10).allSatisfy { round in
+                        let message = Self.message + [UInt8(index), UInt8(round)]
+                        guard let signature = try? key.sign(message: message, algorithm: algorithm) else { return false }
+                        return publicKey.verify(signature: signature, message: message, algorithm: algorithm)
+                    }
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results == [Bool](repeating: true, count: 16))
+    }
 }
