@@ -1,5 +1,6 @@
 import HTTPServer
 import Realms
+import TokenIssuer
 
 /// A list page as the admin API answers it: `{"items":[…],"nextCursor":"…"|null}`.
 struct ListResponse<Item: Encodable & Sendable>: Encodable, Sendable {
@@ -61,4 +62,23 @@ struct AccountDetailResponse: Encodable, Sendable {
 extension HTTPResponse {
     /// 204 for a completed delete.
     static var noContent: HTTPResponse { HTTPResponse(status: 204) }
+}
+
+/// A signing key as the admin API answers it. Written out so an active key says
+/// `"retiredAt":null,"publishUntil":null` (the `SigningKey` schema requires both) rather
+/// than leaving them out, as synthesized `Encodable` does with nil.
+struct SigningKeyResponse: Encodable, Sendable {
+    let key: SigningKeyInfo
+
+    private enum CodingKeys: String, CodingKey { case kid, algorithm, status, createdAt, retiredAt, publishUntil }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(key.kid, forKey: .kid)
+        try container.encode(key.algorithm, forKey: .algorithm)
+        try container.encode(key.status, forKey: .status)
+        try container.encode(key.createdAt, forKey: .createdAt)
+        try container.encode(key.retiredAt, forKey: .retiredAt)
+        try container.encode(key.publishUntil, forKey: .publishUntil)
+    }
 }

@@ -16,12 +16,13 @@ struct KeyAdminHandlers: Sendable {
     func list(_ request: HTTPRequest, _ caller: AdminCaller) async throws -> HTTPResponse {
         let realmID = request.parameter("realm")
         guard try await stores.realms.realm(realmID) != nil else { throw RealmsError.notFound("realm") }
-        return .json(ListResponse(Page(items: try await stores.keyRing.keys(realmID: realmID), nextCursor: nil)))
+        return .json(ListResponse(Page(items: try await stores.keyRing.keys(realmID: realmID).map(SigningKeyResponse.init), nextCursor: nil)))
     }
 
     /// A new active key of the realm's algorithm; the old one stays published until every token it signed expired.
     func rotate(_ request: HTTPRequest, _ caller: AdminCaller) async throws -> HTTPResponse {
         let context = try caller.changeContext(request)
-        return .json(status: 201, try await stores.keyRing.rotate(realmID: request.parameter("realm"), context: context))
+        return .json(status: 201, SigningKeyResponse(key: try await stores.keyRing.rotate(realmID: request.parameter("realm"),
+                                                                                      context: context)))
     }
 }

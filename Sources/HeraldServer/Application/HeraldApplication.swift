@@ -75,7 +75,10 @@ public final class HeraldApplication: Sendable {
         server = HTTPServer(
             configuration: serverConfiguration, router: router,
             errorResponder: { status, request in
-                ErrorEnvelope.response(.forServerStatus(status), requestID: request.requestID)
+                if status == 400, OAuthMalformedRequest.isOAuthEndpoint(request.path) {
+                    return OAuthMalformedRequest.response(path: request.path)
+                }
+                return ErrorEnvelope.response(.forServerStatus(status), requestID: request.requestID)
             },
             accessLog: { entry in
                 metrics.recordRequest(route: entry.route, status: entry.status, durationSeconds: entry.durationSeconds)

@@ -71,8 +71,8 @@ extension APIError {
         case 404: return .notFound("Route")
         case 405: return APIError(status: 405, code: "method_not_allowed", message: "Method not allowed")
         case 413: return .payloadTooLarge
-        case 414: return APIError(status: 414, code: "bad_request", message: "Request target too long")
-        case 431: return APIError(status: 431, code: "bad_request", message: "Request headers too large")
+        case 414: return APIError(status: 414, code: "uri_too_long", message: "Request target too long")
+        case 431: return APIError(status: 431, code: "request_header_fields_too_large", message: "Request headers too large")
         case 503: return .serviceUnavailable(retryAfter: 5)
         case 400..<500: return APIError(status: status, code: "bad_request", message: "Malformed request")
         default: return .internalError

@@ -39,11 +39,14 @@ struct OAuthRoutes: RouteGroup {
         router.add("POST", "/api/oauth/:realm/introspect", endpoint.handler { request in
             try await inspection.introspect(request)
         })
+        let keyRing = SigningKeyRing(database: context.database, masterKey: context.masterKey, now: context.now)
         router.add("GET", "/api/oauth/:realm/.well-known/openid-configuration", endpoint.handler { request in
             guard let realm = try await realms.enabledRealm(request.parameter("realm")) else {
                 throw APIError.notFound("Realm")
             }
-            var response = HTTPResponse.json(DiscoveryDocument.document(issuer: context.issuer(realmID: realm.id), realm: realm))
+            let algorithms = try await keyRing.publishedKeys(realmID: realm.id).compactMap(\.alg)
+            var response = HTTPResponse.json(DiscoveryDocument.document(issuer: context.issuer(realmID: realm.id), realm: realm,
+                                                                        publishedAlgorithms: algorithms))
             response.headers.set("Cache-Control", "public, max-age=300")
             return response
         })

@@ -17,7 +17,12 @@ info:
     - Herald's own JSON (admin API, native login, session API) is camelCase; OAuth protocol
       endpoints use the RFCs' snake_case names.
     - Every response carries `X-Request-Id` (a valid incoming one is echoed, else one is generated).
-    - Request bodies over 64 KiB are answered 413.
+    - Request bodies over 64 KiB are answered 413 (`payload_too_large`), request targets over
+      8 KiB 414 (`uri_too_long`), more than 100 header fields or over 32 KiB of them 431
+      (`request_header_fields_too_large`), on every operation. A path that does not decode (a
+      control character, invalid UTF-8, a dot segment) or ambiguous body framing is answered
+      400: `bad_request` in the envelope, or `invalid_request` in the OAuth shape on
+      `authorize`, `token`, `revoke`, `introspect` and `userinfo`.
     - Errors of Herald JSON routes use one envelope (`Error` below). Messages never contain a
       token, secret, private key, nonce or email.
     - Times in admin JSON are unix seconds.
@@ -72,6 +77,14 @@ paths:
                 $ref: "#/components/schemas/Status"
               example:
                 status: ok
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /readyz:
     get:
       tags: [Operations]
@@ -87,6 +100,14 @@ paths:
                 $ref: "#/components/schemas/Status"
               example:
                 status: ready
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
         "503":
           description: The database does not answer.
           content:
@@ -108,6 +129,14 @@ paths:
             text/plain:
               schema:
                 type: string
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api-docs/openapi.yaml:
     get:
       tags: [Operations]
@@ -120,6 +149,14 @@ paths:
             application/yaml:
               schema:
                 type: string
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/oauth/{realmId}/jwks.json:
     get:
       tags: [Public]
@@ -146,8 +183,16 @@ paths:
                     alg: ES256
                     x: f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU
                     y: x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/oauth/{realmId}/apple/native-login:
     post:
       tags: [Native login]
@@ -248,13 +293,13 @@ paths:
               schema:
                 $ref: "#/components/schemas/Error"
         "413":
-          description: "`payload_too_large`: the body is over 64 KiB."
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
         "429":
           $ref: "#/components/responses/RateLimited"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
         "503":
           description: "`apple_unavailable`: Apple's JWKS could not be fetched and no cached key decides; `service_unavailable`: the database is unreachable. Either way nothing was consumed: retry after `Retry-After`."
           headers:
@@ -303,6 +348,12 @@ paths:
           $ref: "#/components/responses/AccountDisabled"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/auth/{realmId}/session/logout:
     post:
       tags: [Session]
@@ -338,6 +389,12 @@ paths:
           $ref: "#/components/responses/AccountDisabled"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/auth/{realmId}/me:
     get:
       tags: [Session]
@@ -354,12 +411,20 @@ paths:
             application/json:
               schema:
                 $ref: "#/components/schemas/Me"
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
         "401":
           $ref: "#/components/responses/SessionUnauthorized"
         "403":
           $ref: "#/components/responses/AccountDisabled"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/oauth/{realmId}/.well-known/openid-configuration:
     get:
       tags: [OAuth]
@@ -377,8 +442,16 @@ paths:
             application/json:
               schema:
                 $ref: "#/components/schemas/OpenIDConfiguration"
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/oauth/{realmId}/authorize:
     get:
       tags: [OAuth]
@@ -485,6 +558,12 @@ paths:
                 error_description: redirect_uri is not registered for this client
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/oauth/{realmId}/token:
     post:
       tags: [OAuth]
@@ -502,6 +581,10 @@ paths:
 
         Confidential clients authenticate with `client_secret_basic` or `client_secret_post`;
         public clients send only `client_id`. Responses carry `Cache-Control: no-store`.
+      security:
+        - clientSecretBasic: []
+        - clientSecretPost: []
+        - {}
       parameters:
         - $ref: "#/components/parameters/RealmId"
       requestBody:
@@ -526,6 +609,12 @@ paths:
           $ref: "#/components/responses/InvalidClient"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/oauth/{realmId}/userinfo:
     get:
       tags: [OAuth]
@@ -547,6 +636,8 @@ paths:
             application/json:
               schema:
                 $ref: "#/components/schemas/Userinfo"
+        "400":
+          $ref: "#/components/responses/OAuthMalformedRequest"
         "401":
           $ref: "#/components/responses/InvalidToken"
         "403":
@@ -557,6 +648,12 @@ paths:
                 $ref: "#/components/schemas/OAuthError"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     post:
       tags: [OAuth]
       operationId: postUserinfo
@@ -612,6 +709,12 @@ paths:
                 $ref: "#/components/schemas/OAuthError"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/oauth/{realmId}/revoke:
     post:
       tags: [OAuth]
@@ -621,6 +724,10 @@ paths:
         Client-authenticated like the token endpoint. Revokes the session behind a refresh
         token or an access token the client owns. Answers 200 for any token once the client
         is authenticated (unknown, expired and other clients' tokens included).
+      security:
+        - clientSecretBasic: []
+        - clientSecretPost: []
+        - {}
       parameters:
         - $ref: "#/components/parameters/RealmId"
       requestBody:
@@ -641,6 +748,12 @@ paths:
           $ref: "#/components/responses/InvalidClient"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/oauth/{realmId}/introspect:
     post:
       tags: [OAuth]
@@ -650,6 +763,9 @@ paths:
         Authenticated by a confidential client of the realm, which may introspect any token
         of the realm. `{"active":false}` for anything invalid, expired, revoked, rotated or
         of another realm.
+      security:
+        - clientSecretBasic: []
+        - clientSecretPost: []
       parameters:
         - $ref: "#/components/parameters/RealmId"
       requestBody:
@@ -674,6 +790,12 @@ paths:
           $ref: "#/components/responses/InvalidClient"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms:
     get:
       tags: [Realms]
@@ -696,6 +818,12 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     post:
       tags: [Realms]
       operationId: createRealm
@@ -730,6 +858,12 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "409":
           $ref: "#/components/responses/Conflict"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}:
     parameters:
       - $ref: "#/components/parameters/RealmId"
@@ -746,10 +880,18 @@ paths:
             application/json:
               schema:
                 $ref: "#/components/schemas/Realm"
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     patch:
       tags: [Realms]
       operationId: updateRealm
@@ -785,6 +927,12 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     delete:
       tags: [Realms]
       operationId: deleteRealm
@@ -803,6 +951,12 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/providers/apple:
     parameters:
       - $ref: "#/components/parameters/RealmId"
@@ -819,10 +973,18 @@ paths:
             application/json:
               schema:
                 $ref: "#/components/schemas/AppleProvider"
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     put:
       tags: [Apple provider]
       operationId: putAppleProvider
@@ -861,6 +1023,12 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     delete:
       tags: [Apple provider]
       operationId: deleteAppleProvider
@@ -878,6 +1046,12 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/clients:
     parameters:
       - $ref: "#/components/parameters/RealmId"
@@ -904,6 +1078,12 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     post:
       tags: [Clients]
       operationId: createClient
@@ -941,6 +1121,12 @@ paths:
           $ref: "#/components/responses/NotFound"
         "409":
           $ref: "#/components/responses/Conflict"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/clients/{clientId}:
     parameters:
       - $ref: "#/components/parameters/RealmId"
@@ -958,10 +1144,18 @@ paths:
             application/json:
               schema:
                 $ref: "#/components/schemas/Client"
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     patch:
       tags: [Clients]
       operationId: updateClient
@@ -995,6 +1189,12 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     delete:
       tags: [Clients]
       operationId: deleteClient
@@ -1012,6 +1212,12 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/clients/{clientId}/secret:
     parameters:
       - $ref: "#/components/parameters/RealmId"
@@ -1038,6 +1244,12 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/accounts:
     parameters:
       - $ref: "#/components/parameters/RealmId"
@@ -1080,6 +1292,12 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/accounts/{accountId}:
     parameters:
       - $ref: "#/components/parameters/RealmId"
@@ -1098,10 +1316,18 @@ paths:
             application/json:
               schema:
                 $ref: "#/components/schemas/AccountDetail"
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     patch:
       tags: [Accounts]
       operationId: updateAccount
@@ -1136,6 +1362,12 @@ paths:
           $ref: "#/components/responses/NotFound"
         "409":
           $ref: "#/components/responses/Conflict"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     delete:
       tags: [Accounts]
       operationId: deleteAccount
@@ -1157,6 +1389,12 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/accounts/{accountId}/sessions:
     parameters:
       - $ref: "#/components/parameters/RealmId"
@@ -1175,10 +1413,18 @@ paths:
             application/json:
               schema:
                 $ref: "#/components/schemas/SessionList"
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     delete:
       tags: [Accounts]
       operationId: revokeAccountSessions
@@ -1197,6 +1443,12 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/keys:
     parameters:
       - $ref: "#/components/parameters/RealmId"
@@ -1216,10 +1468,18 @@ paths:
             application/json:
               schema:
                 $ref: "#/components/schemas/SigningKeyList"
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/keys/rotate:
     parameters:
       - $ref: "#/components/parameters/RealmId"
@@ -1248,6 +1508,12 @@ paths:
           $ref: "#/components/responses/Unauthorized"
         "404":
           $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/audit:
     get:
       tags: [Audit]
@@ -1294,6 +1560,12 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
 components:
   securitySchemes:
     adminToken:
@@ -1303,6 +1575,21 @@ components:
         An admin token: `HERALD_ADMIN_TOKEN` (registered as "env") or one created with
         `herald admin create-token --name NAME`. The token's name is recorded as the actor of
         every change. A missing or wrong token is answered 401 before anything else is looked up.
+    clientSecretBasic:
+      type: http
+      scheme: basic
+      description: |
+        `client_secret_basic` (RFC 6749 §2.3.1): a confidential client's `client_id` and
+        `client_secret`, each form-urlencoded, as the Basic user and password. A failure answers
+        401 `invalid_client` with `WWW-Authenticate: Basic`.
+    clientSecretPost:
+      type: http
+      scheme: client_secret_post
+      description: |
+        `client_secret_post` (RFC 6749 §2.3.1): `client_id` and `client_secret` as fields of the
+        request body (form or JSON), never in the query or a header. OpenAPI has no security
+        scheme for credentials in a body; this entry names the method, and the body schemas
+        carry the fields. Use one method per request: both at once is `invalid_request`.
     accessToken:
       type: http
       scheme: bearer
@@ -1354,6 +1641,71 @@ components:
         type: string
         maxLength: 500
   responses:
+    MalformedRequest:
+      description: |
+        `bad_request`: the request could not be read: a control character, invalid UTF-8 or a
+        dot segment in the path (after percent-decoding), or a body announced ambiguously
+        (two `Content-Length`s, `Transfer-Encoding` other than `chunked`, or both).
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
+          example:
+            status: 400
+            code: bad_request
+            message: Malformed request
+            requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+    OAuthMalformedRequest:
+      description: |
+        `invalid_request` (RFC 6749 §5.2, RFC 6750 §3.1): the request could not be read (a
+        control character, invalid UTF-8 or a dot segment in the path, ambiguous framing) or a
+        parameter is invalid. On userinfo it carries `WWW-Authenticate: Bearer error="invalid_request"`.
+      headers:
+        WWW-Authenticate:
+          schema:
+            type: string
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/OAuthError"
+          example:
+            error: invalid_request
+            error_description: the request could not be read
+    PayloadTooLarge:
+      description: "`payload_too_large`: the request body is (or is announced as) over 64 KiB."
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
+          example:
+            status: 413
+            code: payload_too_large
+            message: Request body too large
+            requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+    URITooLong:
+      description: "`uri_too_long`: the request target (path and query, as sent) is over 8 KiB."
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
+          example:
+            status: 414
+            code: uri_too_long
+            message: Request target too long
+            requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+    RequestHeaderFieldsTooLarge:
+      description: |
+        `request_header_fields_too_large`: more than 100 header fields, or over 32 KiB of
+        them (name + value + 4 bytes per field).
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
+          example:
+            status: 431
+            code: request_header_fields_too_large
+            message: Request headers too large
+            requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
     BadRequest:
       description: Invalid input; `details.fields` names each invalid field (unknown fields included).
       content:
@@ -1629,9 +1981,26 @@ components:
             type: string
         id_token_signing_alg_values_supported:
           type: array
+          description: |
+            The algorithm of every key in `jwks_uri`, the active key's first: after
+            `signingAlgorithm` changes, tokens signed by the previous key stay valid while it is
+            published.
+          items:
+            type: string
+            enum: [ES256, RS256, EdDSA]
+        response_modes_supported:
+          type: array
           items:
             type: string
         token_endpoint_auth_methods_supported:
+          type: array
+          items:
+            type: string
+        revocation_endpoint_auth_methods_supported:
+          type: array
+          items:
+            type: string
+        introspection_endpoint_auth_methods_supported:
           type: array
           items:
             type: string
