@@ -187,3 +187,54 @@ struct OAuthDiscoveryTests {
         }
     }
 }
+
+@Suite("OAuth: discovery follows the published keys")
+struct OAuthDiscoveryAlgorithmTests {
+    static func discovery(_ herald: RunningHerald) async throws -> [String: JSONValue] {
+        let response = try await herald.request("GET", "/api/oauth/acme/.well-known/openid-configuration")
+        #expect(response.status == 200)
+        return response.json
+    }
+
+    /// The `alg` of every key in the realm's jwks.json, in its order.
+    static func publishedAlgorithms(_ herald: RunningHerald) async throws -> [String] {
+        let response = try await herald.request("GET", "/api/oauth/acme/jwks.json")
+        return response.json["keys"]?.arrayValue?.compactMap { $0["alg"]?.stringValue } ?? []
+    }
+
+    /// A verifier that trusts discovery must accept tokens of the retired key while jwks.json
+    /// still publishes it, and stop listing its algorithm once it is gone.
+    @Test("after signingAlgorithm changes, discovery lists the new and the retired key's algorithms until the old key is unpublished")
+    func listsEveryPublishedAlgorithm() async throws {
+        let clock = TestClock()
+        try await RunningHerald.with(now: clock.closure) { herald in
+            try await herald.createRealm("acme", ["signingAlgorithm": "ES256"])
+            #expect(try await Self.discovery(herald)["id_token_signing_alg_values_supported"] == ["ES256"])
+
+            let patched = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["signingAlgorithm": "EdDSA"])
+            #expect(patched.status == 200)
+            #expect(try await Self.discovery(herald)["id_token_signing_alg_values_supported"] == ["EdDSA", "ES256"])
+            #expect(try await Self.publishedAlgorithms(herald) == ["EdDSA", "ES256"])
+
+            // Past the retired key's publishUntil (TTLs + leeway, well under a day) it leaves both.
+            clock.advance(by: 86_400)
+            #expect(try await Self.publishedAlgorithms(herald) == ["EdDSA"])
+            #expect(try await Self.discovery(herald)["id_token_signing_alg_values_supported"] == ["EdDSA"])
+        }
+    }
+
+    @Test("claims_supported names every claim userinfo can return, given_name and family_name included")
+    func claimsCoverUserinfo() async throws {
+        try await RunningHerald.with { herald in
+            try await herald.createRealm("acme")
+            let claims = Set(try await Self.discovery(herald)["claims_supported"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            #expect(claims.isSuperset(of: ["given_name", "family_name", "name", "email", "email_verified", "sub"]))
+            // The Userinfo schema is what the endpoint answers (schemathesis checks that); every
+            // property it can hold must be advertised.
+            let spec = try OpenAPIDocumentTests.spec()
+            let userinfo = spec["components"]?["schemas"]?["Userinfo"]?["properties"]?.pairs?.map(\.key) ?? []
+            #expect(!userinfo.isEmpty)
+            #expect(Set(userinfo).subtracting(claims).sorted() == [])
+        }
+    }
+}

@@ -129,4 +129,64 @@ struct OpenAPIDocumentTests {
             #expect(difference.isEmpty, "served document differs from openapi/herald.yaml at \(difference)")
         }
     }
+
+    /// The OAuth protocol endpoints, where every 400 is in the OAuth shape.
+    static let oauthOperations: Set<String> = ["authorize", "token", "revokeToken", "introspectToken", "getUserinfo",
+                                                 "postUserinfo"]
+
+    @Test("every operation documents 400, 413, 414 and 431 through the shared components; OAuth endpoints' 400 is OAuthError")
+    func transportLimitsOnEveryOperation() throws {
+        let spec = try Self.spec()
+        var operations = 0
+        for pathEntry in spec["paths"]?.pairs ?? [] {
+            for operationEntry in pathEntry.value.pairs ?? [] where Self.operationKeys.contains(operationEntry.key) {
+                operations += 1
+                let id = operationEntry.value["operationId"]?.scalar ?? ""
+                let responses = operationEntry.value["responses"]
+                for (status, component) in [("413", "PayloadTooLarge"), ("414", "URITooLong"),
+                                            ("431", "RequestHeaderFieldsTooLarge")] {
+                    #expect(responses?[status]?["$ref"]?.scalar == "#/components/responses/\(component)", "\(id): \(status)")
+                }
+                guard let badRequest = responses?["400"] else {
+                    Issue.record("\(id): no 400")
+                    continue
+                }
+                let resolved = badRequest["$ref"]?.scalar.flatMap { spec.resolve(pointer: $0) } ?? badRequest
+                let schema = resolved["content"]?["application/json"]?["schema"]?["$ref"]?.scalar
+                let expected = Self.oauthOperations.contains(id) ? "#/components/schemas/OAuthError" : "#/components/schemas/Error"
+                #expect(schema == expected, "\(id): 400 schema")
+            }
+        }
+        #expect(operations > 30)
+    }
+
+    @Test("the 413/414/431 components name the codes the server sends")
+    func transportLimitCodesMatchTheServer() throws {
+        let responses = try Self.spec()["components"]?["responses"]
+        for (status, component) in [(413, "PayloadTooLarge"), (414, "URITooLong"), (431, "RequestHeaderFieldsTooLarge")] {
+            let example = responses?[component]?["content"]?["application/json"]?["example"]
+            #expect(example?["status"]?.scalar == String(status), "\(component)")
+            #expect(example?["code"]?.scalar == APIError.forServerStatus(status).code, "\(component)")
+            #expect(APIError.forServerStatus(status).code != "bad_request", "\(status) has a code of its own")
+        }
+    }
+
+    @Test("token, revoke and introspect declare client_secret_basic and client_secret_post; introspect refuses anonymous callers")
+    func clientAuthentication() throws {
+        let spec = try Self.spec()
+        let schemes = spec["components"]?["securitySchemes"]
+        #expect(schemes?["clientSecretBasic"]?["type"]?.scalar == "http")
+        #expect(schemes?["clientSecretBasic"]?["scheme"]?.scalar == "basic")
+        #expect(schemes?["clientSecretPost"]?["type"]?.scalar == "http")
+        #expect(schemes?["clientSecretPost"]?["description"]?.scalar?.contains("client_secret_post") == true)
+        for (path, anonymous) in [("/api/oauth/{realmId}/token", true), ("/api/oauth/{realmId}/revoke", true),
+                                  ("/api/oauth/{realmId}/introspect", false)] {
+            let requirements = spec["paths"]?[path]?["post"]?["security"]?.items ?? []
+            let names = requirements.map { $0.pairs?.map(\.key) ?? [] }
+            #expect(names.contains(["clientSecretBasic"]), "\(path)")
+            #expect(names.contains(["clientSecretPost"]), "\(path)")
+            // `{}`: a public client sends only client_id (the discovery document's `none`).
+            #expect(names.contains([]) == anonymous, "\(path)")
+        }
+    }
 }
