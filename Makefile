@@ -26,10 +26,12 @@ run: release
 	./.build/release/herald serve --database sqlite:./data/herald.db
 
 ## test: every test suite: a short fuzzing run, the Python interop stage (authlib + jwcrypto
-## against the real binary), then the Swift suites (unit, end-to-end over loopback).
+## against the real binary), the OpenAPI conformance stage (schemathesis against the served
+## document, Tests/Conformance), then the Swift suites (unit, end-to-end over loopback).
 test: deps fuzz-smoke
 	$(SWIFT) build --build-tests
 	bash Tests/Interop/run.sh .build/debug/herald
+	bash Tests/Conformance/run.sh .build/debug/herald
 	HERALD_BINARY=$(CURDIR)/.build/debug/herald $(SWIFT) test --skip-build
 
 ## bench: release-build benchmarks: end-to-end scenarios with targets (one node on SQLite, and

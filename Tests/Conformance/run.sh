@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# OpenAPI conformance stage: schemathesis (pinned in requirements.txt) against the document a
+# throwaway `herald serve` serves on loopback, with checks not_a_server_error,
+# status_code_conformance, content_type_conformance and response_schema_conformance.
+#
+# Usage: Tests/Conformance/run.sh PATH_TO_HERALD_BINARY
+# The virtual environment is created under $HERALD_CONFORMANCE_VENV (default: a temp folder
+# removed afterwards) with `python3 -m venv`; packages come only from PyPI. conformance.py
+# starts a fake Apple and herald (temporary SQLite, random admin token), seeds a realm, its
+# Apple provider, two clients and an account with a session, and runs three ordered passes
+# (seed kept, seed changed, seed deleted: see its docstring). CONFORMANCE_MAX_EXAMPLES
+# (default 50) bounds the cases per operation: about 45 s on 2 cores, plus the pip install.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+binary="${1:-${HERALD_BIN:-}}"
+if [ -z "$binary" ] || [ ! -x "$binary" ]; then
+    echo "usage: $0 PATH_TO_HERALD_BINARY (e.g. .build/debug/herald)" >&2
+    exit 2
+fi
+binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
+
+python="${PYTHON:-python3}"
+if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    echo "conformance: $python lacks venv/ensurepip (on Debian: apt-get install python3-venv)" >&2
+    exit 2
+fi
+
+cleanup_venv=""
+venv="${HERALD_CONFORMANCE_VENV:-}"
+if [ -z "$venv" ]; then
+    venv="$(mktemp -d -t herald-conformance-venv.XXXXXX)"
+    cleanup_venv="$venv"
+fi
+trap '[ -n "$cleanup_venv" ] && rm -rf "$cleanup_venv"' EXIT
+
+if [ ! -x "$venv/bin/python" ]; then
+    "$python" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+
+cd "$here"
+"$venv/bin/python" "$here/conformance.py" "$binary"
