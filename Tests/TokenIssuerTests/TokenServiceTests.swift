@@ -6,12 +6,14 @@ import Storage
 import Testing
 @testable import TokenIssuer
 
-/// A migrated database with realm `acme` (with a signing key) and one active account.
+/// A migrated database with realm `acme` (with a signing key), its public client `web` and one
+/// active account.
 struct TokenFixture {
     let fresh: FreshDatabase
     let clock = TestClock()
     let masterKey = MasterKey.generate()
     let accountID: String
+    let web: ClientApp
 
     init(_ backend: Backend, realmChanges: RealmChanges = RealmChanges()) async throws {
         fresh = try await FreshDatabase(backend, migrations: RealmsSchema.migrations + TokenIssuerSchema.migrations)
@@ -25,6 +27,9 @@ struct TokenFixture {
         accountID = try await AccountStore(database: database, now: clock.closure)
             .create(realmID: "acme", NewAccount(email: "ada@example.com", emailVerified: true,
                                                 name: PersonName(givenName: "Ada", familyName: "Lovelace"))).id
+        web = try await ClientAppStore(database: database, now: clock.closure)
+            .create(realmID: "acme", clientID: "web", changes: ClientAppChanges(name: "Web"),
+                    context: ChangeContext(actor: "test")).client
     }
 
     var database: any Database { fresh.database }
@@ -34,7 +39,7 @@ struct TokenFixture {
     }
 
     func request(scope: [String] = ["openid", "profile", "email"], nonce: String? = "n-1") -> SessionRequest {
-        SessionRequest(realmID: "acme", clientID: "web", accountID: accountID, scope: scope, clientIP: "192.0.2.1",
+        SessionRequest(realmID: "acme", clientID: "web", clientInstanceID: web.instanceID, accountID: accountID, scope: scope, clientIP: "192.0.2.1",
                        authTime: clock.now.unixSeconds, nonce: nonce, accessTokenTTL: 600, refreshTokenTTL: 3600,
                        ipBinding: false)
     }
@@ -69,10 +74,10 @@ struct TokenServiceTests {
         let tokens = fixture.tokens
         let issued = try await tokens.startSession(fixture.request(scope: ["openid", "email"]))
         await #expect(throws: TokenError(.invalidScope)) {
-            try await tokens.refresh(realmID: "acme", clientID: "web", refreshToken: issued.refreshToken,
+            try await tokens.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken,
                                      scope: ["openid", "admin"], clientIP: "192.0.2.1")
         }
-        let narrowed = try await tokens.refresh(realmID: "acme", clientID: "web", refreshToken: issued.refreshToken,
+        let narrowed = try await tokens.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken,
                                                 scope: ["email"], clientIP: "192.0.2.1")
         #expect(narrowed.scope == ["email"])
         #expect(narrowed.idToken == nil)
@@ -91,20 +96,20 @@ struct TokenServiceTests {
         let issued = try await tokens.startSession(fixture.request())
         #expect(await tokens.sessionID(ofRefreshToken: issued.refreshToken, realmID: "acme") == issued.sessionID)
         #expect(await tokens.sessionID(ofRefreshToken: issued.refreshToken, realmID: "other") == nil)
-        let next = try await tokens.refresh(realmID: "acme", clientID: "web", refreshToken: issued.refreshToken,
+        let next = try await tokens.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken,
                                             scope: nil, clientIP: "192.0.2.1")
         await #expect(throws: TokenError(.reuseDetected)) {
-            try await tokens.refresh(realmID: "acme", clientID: "web", refreshToken: issued.refreshToken, scope: nil,
+            try await tokens.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken, scope: nil,
                                      clientIP: "192.0.2.1")
         }
         await #expect(throws: TokenError(.revoked)) {
-            try await tokens.refresh(realmID: "acme", clientID: "web", refreshToken: next.refreshToken, scope: nil,
+            try await tokens.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: next.refreshToken, scope: nil,
                                      clientIP: "192.0.2.1")
         }
         #expect(await tokens.validateAccessToken(next.accessToken, realmID: "acme") == .revoked)
         await #expect(throws: TokenError(.clientMismatch)) {
             let other = try await tokens.startSession(fixture.request())
-            _ = try await tokens.refresh(realmID: "acme", clientID: "other-client", refreshToken: other.refreshToken,
+            _ = try await tokens.refresh(realmID: "acme", presenter: .sessionAPI(clientID: "other-client"), refreshToken: other.refreshToken,
                                          scope: nil, clientIP: "192.0.2.1")
         }
     }
@@ -118,7 +123,7 @@ struct TokenServiceTests {
         #expect(await tokens.validateAccessToken(issued.accessToken, realmID: "acme") == .expired)
         fixture.clock.advance(by: 3000)
         await #expect(throws: TokenError(.expired)) {
-            try await tokens.refresh(realmID: "acme", clientID: "web", refreshToken: issued.refreshToken, scope: nil,
+            try await tokens.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken, scope: nil,
                                      clientIP: "192.0.2.1")
         }
     }

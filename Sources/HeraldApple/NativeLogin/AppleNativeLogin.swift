@@ -193,7 +193,8 @@ public struct AppleNativeLogin: Sendable {
         }
         do {
             let prepared = try tokens.startSession(in: db, SessionRequest(
-                realmID: realm.id, clientID: client.clientId, accountID: resolution.account.id, scope: client.allowedScopes,
+                realmID: realm.id, clientID: client.clientId, clientInstanceID: client.instanceID,
+                accountID: resolution.account.id, scope: client.allowedScopes,
                 clientIP: request.clientIP, authTime: authTime,
                 accessTokenTTL: client.accessTokenTTL ?? realm.accessTokenTTL,
                 refreshTokenTTL: client.refreshTokenTTL ?? realm.refreshTokenTTL, ipBinding: client.ipBinding),

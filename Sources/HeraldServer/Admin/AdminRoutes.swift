@@ -33,14 +33,14 @@ struct AdminStores: Sendable {
     let database: any Database
     let now: @Sendable () -> Date
 
-    init(context: HeraldContext, sessionRevoker: any AccountSessionRevoker) {
+    init(context: HeraldContext, sessionRevoker: any AccountSessionRevoker & ClientSessionRevoker) {
         let database = context.database
         self.database = database
         tokens = context.tokens
         now = context.now
         realms = RealmStore(database: database, now: context.now)
         appleProviders = AppleProviderStore(database: database, masterKey: context.masterKey, now: context.now)
-        clients = ClientAppStore(database: database, now: context.now)
+        clients = ClientAppStore(database: database, sessionRevoker: sessionRevoker, now: context.now)
         accounts = AccountStore(database: database, sessionRevoker: sessionRevoker, now: context.now)
         adminTokens = AdminTokenStore(database: database, now: context.now)
         audit = AuditLog(database: database)
@@ -53,10 +53,10 @@ struct AdminStores: Sendable {
 /// become the error envelope (400 naming fields, 404, 409).
 struct AdminRoutes: RouteGroup {
     let context: HeraldContext
-    /// Revokes sessions when an account is disabled or deleted (TokenIssuer plugs in here).
-    let sessionRevoker: any AccountSessionRevoker
+    /// Revokes sessions when an account or a client is disabled or deleted (TokenIssuer plugs in here).
+    let sessionRevoker: any AccountSessionRevoker & ClientSessionRevoker
 
-    init(context: HeraldContext, sessionRevoker: any AccountSessionRevoker = NoSessionsToRevoke()) {
+    init(context: HeraldContext, sessionRevoker: any AccountSessionRevoker & ClientSessionRevoker = NoSessionsToRevoke()) {
         self.context = context
         self.sessionRevoker = sessionRevoker
     }

@@ -72,9 +72,12 @@ struct TokenEndpoint: Sendable {
             throw GrantsError(.invalidGrant, "authorization code was already used")
         }
         let issued: IssuedTokens
+        // The client's scopes may have been narrowed since /authorize: grant what it still allows.
+        let scope = grant.scope.filter(client.allowedScopes.contains)
         do {
             issued = try await context.tokens.startSession(SessionRequest(
-                realmID: realm.id, clientID: client.clientId, accountID: grant.accountID, scope: grant.scope,
+                realmID: realm.id, clientID: client.clientId, clientInstanceID: client.instanceID,
+                accountID: grant.accountID, scope: scope,
                 clientIP: clientIP, authTime: grant.authTime, nonce: grant.nonce,
                 accessTokenTTL: client.accessTokenTTL ?? realm.accessTokenTTL,
                 refreshTokenTTL: client.refreshTokenTTL ?? realm.refreshTokenTTL, ipBinding: client.ipBinding))
@@ -98,7 +101,7 @@ struct TokenEndpoint: Sendable {
             scope = parsed
         }
         do {
-            return try await context.tokens.refresh(realmID: realm.id, clientID: client.clientId,
+            return try await context.tokens.refresh(realmID: realm.id, presenter: .authenticatedClient(client),
                                                     refreshToken: refreshToken, scope: scope, clientIP: clientIP)
         } catch {
             throw GrantsError(refreshFailure: error)
@@ -117,7 +120,8 @@ extension GrantsError {
         case .storageFailure: self = GrantsError(.serverError, "the refresh could not be completed")
         case .storageUnavailable: self = .storageUnavailable
         case .reuseDetected: self = GrantsError(.invalidGrant, "refresh token was already used; the session is revoked")
-        case .invalidGrant, .expired, .revoked, .clientMismatch, .ipMismatch, .accountDisabled, .accountDeleted:
+        case .invalidGrant, .expired, .revoked, .clientMismatch, .clientNotAllowed, .ipMismatch, .accountDisabled,
+             .accountDeleted:
             self = GrantsError(.invalidGrant, "refresh token is invalid, expired or revoked")
         }
     }

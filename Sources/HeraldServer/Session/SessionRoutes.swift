@@ -3,7 +3,11 @@ import JOSE
 import Realms
 import TokenIssuer
 
-/// The first-party session API under `/api/auth/:realm`: refresh (rotation), logout, me.
+/// The first-party session API under `/api/auth/:realm`: refresh (rotation), logout, me. It
+/// serves public first-party apps only (`ClientStanding.usesSessionAPI`), as their client is
+/// checked at each use: a confidential client refreshes at `/token` with its authentication,
+/// and a third-party client reads `/userinfo`, which applies its token's scope. Anything else
+/// answers 403 `client_not_allowed` and changes nothing.
 struct SessionRoutes: RouteGroup {
     let context: HeraldContext
 
@@ -27,13 +31,13 @@ struct SessionRoutes: RouteGroup {
         let clientID = body.string("clientId", required: true, maxLength: 128)
         try body.validate()
         guard let token, let clientID else { throw APIError.badRequest("Invalid request") }
-        guard let client = try await ClientAppStore(database: context.database, now: context.now)
-            .client(realmID: realm.id, clientID: clientID), client.enabled else {
-            throw APIError(status: 401, code: "unauthorized", message: "Invalid refresh token")
-        }
         do {
-            let tokens = try await context.tokens.refresh(realmID: realm.id, clientID: client.clientId, refreshToken: token,
-                                                          scope: nil, clientIP: context.clientAddresses.clientAddress(of: request))
+            // The refresh reads the session's client with the token (no read of its own here):
+            // an unknown client id is a client mismatch, a disabled or deleted one a revoked
+            // session, a confidential or third-party one `client_not_allowed`.
+            let tokens = try await context.tokens.refresh(realmID: realm.id, presenter: .sessionAPI(clientID: clientID),
+                                                          refreshToken: token, scope: nil,
+                                                          clientIP: context.clientAddresses.clientAddress(of: request))
             return .json(SessionTokensResponse(message: "Token refreshed", tokens: tokens, isNewUser: false), noStore: true)
         } catch {
             throw APIError(refreshFailure: error)
@@ -76,14 +80,16 @@ struct SessionRoutes: RouteGroup {
         return realm
     }
 
-    /// The valid access token's claims, or the contract's 401/403 for why it is not valid.
+    /// The valid access token of a client the session API serves, or the contract's 401/403
+    /// for why it is not one.
     static func authenticate(_ request: HTTPRequest, realmID: String, context: HeraldContext) async throws -> AccessTokenClaims {
         guard let header = request.headers["Authorization"], let token = AdminAuthenticator.bearerToken(header) else {
             throw APIError.unauthorized
         }
-        switch await context.tokens.validateAccessToken(token, realmID: realmID) {
+        switch await context.tokens.validateAccessToken(token, realmID: realmID, requiring: .sessionAPIClient) {
         case .valid(let claims): return claims
         case .invalid: throw APIError.invalidAccessToken
+        case .clientNotAllowed: throw APIError.sessionAPIClientNotAllowed
         case .expired: throw APIError.tokenExpired
         case .revoked: throw APIError.tokenRevoked
         case .accountDisabled: throw APIError.accountDisabled
@@ -128,6 +134,10 @@ extension APIError {
                                        headers: bearerChallenge)
     static let accountDeleted = APIError(status: 401, code: "account_deleted", message: "The account has been deleted",
                                          headers: bearerChallenge)
+    /// A token of a confidential or third-party client at the first-party session API.
+    static let sessionAPIClientNotAllowed = APIError(
+        status: 403, code: "client_not_allowed",
+        message: "The session API serves public first-party clients only; use the OAuth token and userinfo endpoints")
 
     /// The session API's answer for a refused refresh.
     init(refreshFailure error: TokenError) {
@@ -135,6 +145,7 @@ extension APIError {
         case .invalidGrant, .clientMismatch, .ipMismatch:
             self = APIError(status: 401, code: "unauthorized", message: "Invalid refresh token")
         case .reuseDetected, .revoked: self = .tokenRevoked
+        case .clientNotAllowed: self = .sessionAPIClientNotAllowed
         case .expired: self = .tokenExpired
         case .accountDisabled: self = .accountDisabled
         case .accountDeleted: self = .accountDeleted

@@ -24,6 +24,11 @@ public struct ClientApp: Sendable, Equatable, Codable {
     public var refreshTokenTTL: Int?
     public var createdAt: Int64
     public var updatedAt: Int64
+    /// Which registration of `clientId` this is: a fresh random value when the client is
+    /// created, never changed, so a client deleted and created again under its id is another
+    /// instance and its predecessor's sessions (bound to the old value) stay dead. Internal:
+    /// not in the admin API or the audit log.
+    public var instanceID: String = ""
 
     /// A client with every default.
     public init(realmId: String, clientId: String, name: String, createdAt: Int64) {

@@ -6,10 +6,15 @@ import Storage
 /// SHA-256 hashes (they are 256 random bits, so a slow hash would buy nothing).
 public struct ClientAppStore: Sendable {
     private let database: any Database
+    private let sessions: any ClientSessionRevoker
     private let now: @Sendable () -> Date
 
-    public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
+    /// `sessionRevoker` ends a client's sessions when it is disabled or deleted (TokenIssuer's
+    /// `SessionRevoker`; sessions also refuse a disabled or deleted client at use).
+    public init(database: any Database, sessionRevoker: any ClientSessionRevoker = NoSessionsToRevoke(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
+        sessions = sessionRevoker
         self.now = now
     }
 
@@ -22,6 +27,7 @@ public struct ClientAppStore: Sendable {
         if changes.name == nil { issues.add("name", "is required") }
         let at = now().unixSeconds
         var client = ClientApp(realmId: realmID, clientId: clientID, name: "", createdAt: at)
+        client.instanceID = SecureRandom.token(byteCount: 16)
         do {
             client = try changes.applied(to: client)
         } catch {
@@ -36,14 +42,14 @@ public struct ClientAppStore: Sendable {
                 try db.execute("""
                     INSERT INTO client_apps (realm_id, client_id, name, first_party, confidential, secret_hash,
                         redirect_uris, allowed_scopes, enabled, ip_binding, access_token_ttl, refresh_token_ttl,
-                        created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        created_at, updated_at, instance_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                     .text(realmID), .text(clientID), .text(created.name), SQLValue(created.firstParty),
                     SQLValue(created.confidential), secret.map { .blob(SHA256.hash($0)) } ?? .null,
                     .text(JSONColumn.encode(created.redirectUris)), .text(JSONColumn.encode(created.allowedScopes)),
                     SQLValue(created.enabled), SQLValue(created.ipBinding), Self.optional(created.accessTokenTTL),
-                    Self.optional(created.refreshTokenTTL), .integer(at), .integer(at))
+                    Self.optional(created.refreshTokenTTL), .integer(at), .integer(at), .text(created.instanceID))
             } catch let error as StorageError where error.code == .uniqueViolation {
                 throw RealmsError.conflict("A client with this clientId already exists in the realm")
             }
@@ -74,7 +80,8 @@ public struct ClientAppStore: Sendable {
     }
 
     /// Applies `changes`. Making a client confidential generates its first secret (returned
-    /// once); making it public drops the secret. Throws `notFound` or `invalidInput`.
+    /// once); making it public drops the secret. Disabling it revokes its sessions in the same
+    /// transaction, so enabling it again revives none. Throws `notFound` or `invalidInput`.
     public func update(realmID: String, clientID: String, changes: ClientAppChanges,
                        context: ChangeContext) async throws -> ClientAppWithSecret {
         let at = now().unixSeconds
@@ -106,6 +113,9 @@ public struct ClientAppStore: Sendable {
                 .text(JSONColumn.encode(after.allowedScopes)), SQLValue(after.enabled), SQLValue(after.ipBinding),
                 Self.optional(after.accessTokenTTL), Self.optional(after.refreshTokenTTL), .integer(at),
                 .text(realmID), .text(clientID))
+            if before.enabled, !after.enabled {
+                try sessions.revokeSessions(realmID: realmID, clientID: clientID, in: db)
+            }
             var auditChanges = AuditDiff.changes(before: before, after: after)
             if secret != nil { auditChanges["clientSecret"] = .redactedSecret }
             try AuditLog.record(db, at: at, context: context, action: "client.update",
@@ -137,7 +147,7 @@ public struct ClientAppStore: Sendable {
         }
     }
 
-    /// Removes a client. Throws `notFound`.
+    /// Removes a client and revokes its sessions in the same transaction. Throws `notFound`.
     public func delete(realmID: String, clientID: String, context: ChangeContext) async throws {
         let at = now().unixSeconds
         try await database.write { db in
@@ -146,6 +156,7 @@ public struct ClientAppStore: Sendable {
                 throw RealmsError.notFound("client")
             }
             try db.execute("DELETE FROM client_apps WHERE realm_id = ? AND client_id = ?", .text(realmID), .text(clientID))
+            try sessions.revokeSessions(realmID: realmID, clientID: clientID, in: db)
             try AuditLog.record(db, at: at, context: context, action: "client.delete",
                                 target: Self.target(realmID, clientID), realmID: realmID,
                                 changes: AuditDiff.changes(before: before, after: nil))
@@ -192,6 +203,7 @@ public struct ClientAppStore: Sendable {
         client.accessTokenTTL = try row.optionalInt("access_token_ttl").map { Int($0) }
         client.refreshTokenTTL = try row.optionalInt("refresh_token_ttl").map { Int($0) }
         client.updatedAt = try row.int("updated_at")
+        client.instanceID = try row.string("instance_id")
         return client
     }
 }

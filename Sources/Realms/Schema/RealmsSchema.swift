@@ -116,5 +116,11 @@ public enum RealmsSchema {
             """,
             "CREATE INDEX admin_audit_realm ON admin_audit (realm_id, id)",
         ]),
+        // instance_id tells registrations of one client id apart (`ClientApp.instanceID`);
+        // sessions store the one they were issued for. Rows that exist now are the 'initial'
+        // registration of their id; every later create writes a fresh random value.
+        Migration(module: "realms", version: 2, name: "client app instances", statements: [
+            "ALTER TABLE client_apps ADD COLUMN instance_id TEXT NOT NULL DEFAULT 'initial'",
+        ]),
     ]
 }

@@ -1,7 +1,8 @@
 import Storage
 
 /// The TokenIssuer module's tables, as forward-only migrations of module "tokens". They
-/// reference `realms`, so apply them after `RealmsSchema.migrations`.
+/// reference `realms` (and v4 reads `client_apps.instance_id`), so apply them after
+/// `RealmsSchema.migrations`.
 public enum TokenIssuerSchema {
     public static let migrations: [Migration] = [
         Migration(module: "tokens", version: 1, name: "signing keys", statements: [
@@ -61,6 +62,22 @@ public enum TokenIssuerSchema {
         Migration(module: "tokens", version: 3, name: "session end indexes", statements: [
             "CREATE INDEX sessions_expires ON sessions (expires_at)",
             "CREATE INDEX sessions_revoked ON sessions (revoked_at)",
+        ]),
+        // A session is bound to the registration of its client (client_apps.instance_id, realms
+        // v2), so deleting a client and creating its id again does not revive its sessions. A
+        // session of before this migration is bound to the client row of its id that existed
+        // when it was created; one older than that row belonged to an earlier registration and
+        // stays unbound ('' matches no client). sessions_client lets disabling or deleting a
+        // client revoke its sessions without scanning the table.
+        Migration(module: "tokens", version: 4, name: "sessions bound to client instances", statements: [
+            "ALTER TABLE sessions ADD COLUMN client_instance TEXT NOT NULL DEFAULT ''",
+            """
+            UPDATE sessions SET client_instance = COALESCE((
+                SELECT c.instance_id FROM client_apps c
+                WHERE c.realm_id = sessions.realm_id AND c.client_id = sessions.client_id
+                    AND c.created_at <= sessions.created_at), '')
+            """,
+            "CREATE INDEX sessions_client ON sessions (realm_id, client_id)",
         ]),
     ]
 }

@@ -20,17 +20,22 @@ public struct RefreshTokenLookup: Sendable {
         let at = now().unixSeconds
         return try await database.read { db in
             guard let row = try db.queryOne("""
-                SELECT s.id, s.client_id, s.account_id, s.scope, s.expires_at, s.revoked_at, r.created_at,
-                    r.rotated_at, a.status AS account_status
+                SELECT s.id, s.client_id, s.client_instance, s.account_id, s.scope, s.expires_at, s.revoked_at,
+                    r.created_at, r.rotated_at, a.status AS account_status, \(ClientStanding.columns)
                 FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN accounts a ON a.id = s.account_id
+                \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
                 WHERE r.token_hash = ? AND s.realm_id = ?
                 """, .blob(hash), .text(realmID)) else { return nil }
+            // A disabled, deleted or re-created client ends the session as a refresh would see it.
+            let client = try ClientStanding(joinedRow: row)
             let active = try row.optionalInt("rotated_at") == nil && row.optionalInt("revoked_at") == nil
                 && row.int("expires_at") > at && row.string("account_status") == AccountStatus.active.rawValue
+                && client?.admits(sessionOf: try row.string("client_instance")) == true
+            let scope = try row.string("scope").split(separator: " ").map(String.init)
             return RefreshTokenSession(
                 sessionID: try row.string("id"), clientID: try row.string("client_id"),
                 accountID: try row.string("account_id"),
-                scope: try row.string("scope").split(separator: " ").map(String.init),
+                scope: client?.capping(scope) ?? scope,
                 issuedAt: try row.int("created_at"), expiresAt: try row.int("expires_at"), isActive: active)
         }
     }
@@ -46,6 +51,7 @@ public struct RefreshTokenSession: Sendable, Equatable {
     public let issuedAt: Int64
     /// The session's absolute expiry.
     public let expiresAt: Int64
-    /// Not rotated, not revoked, not expired, and its account active.
+    /// Not rotated, not revoked, not expired, its account active and its client the enabled
+    /// registration the session was issued to.
     public let isActive: Bool
 }

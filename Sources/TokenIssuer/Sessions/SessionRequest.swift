@@ -2,6 +2,9 @@
 public struct SessionRequest: Sendable {
     public var realmID: String
     public var clientID: String
+    /// The registration of the client the grant was made to (`ClientApp.instanceID`): the
+    /// session dies with it, and a client created anew under the same id does not inherit it.
+    public var clientInstanceID: String
     public var accountID: String
     public var scope: [String]
     /// The IP the session is bound to when `ipBinding` is set.
@@ -16,10 +19,12 @@ public struct SessionRequest: Sendable {
     public var ipBinding: Bool
 
     /// A request with every field given (`nonce` optional).
-    public init(realmID: String, clientID: String, accountID: String, scope: [String], clientIP: String,
+    public init(realmID: String, clientID: String, clientInstanceID: String, accountID: String, scope: [String],
+                clientIP: String,
                 authTime: Int64, nonce: String? = nil, accessTokenTTL: Int, refreshTokenTTL: Int, ipBinding: Bool) {
         self.realmID = realmID
         self.clientID = clientID
+        self.clientInstanceID = clientInstanceID
         self.accountID = accountID
         self.scope = scope
         self.clientIP = clientIP

@@ -8,10 +8,14 @@ public struct TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case reuseDetected
         /// The session reached its absolute expiry.
         case expired
-        /// The session was revoked (logout, admin, account disabled).
+        /// The session was revoked (logout, admin, account or client disabled), or its client
+        /// was deleted or re-created under its id.
         case revoked
         /// The refresh token belongs to another client.
         case clientMismatch
+        /// The first-party session API was handed a session of a client it does not serve
+        /// (confidential or third-party); nothing changed.
+        case clientNotAllowed
         /// The session is bound to another IP address.
         case ipMismatch
         case accountDisabled

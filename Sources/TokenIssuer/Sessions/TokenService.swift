@@ -71,17 +71,18 @@ public final class TokenService: Sendable {
         // Cached after the first use of a kid; the first open is one AES-GCM open and a parse.
         _ = try keys.privateKey(kid: key.kid, realmID: request.realmID, sealed: key.sealed, masterKey: masterKey)
         try db.execute("""
-            INSERT INTO sessions (id, realm_id, client_id, account_id, scope, client_ip, ip_binding, auth_time,
-                access_token_ttl, created_at, expires_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO sessions (id, realm_id, client_id, client_instance, account_id, scope, client_ip, ip_binding,
+                auth_time, access_token_ttl, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
-            .text(sessionID), .text(request.realmID), .text(request.clientID), .text(request.accountID),
-            .text(request.scope.joined(separator: " ")), .text(request.clientIP), SQLValue(request.ipBinding),
-            .integer(request.authTime), .integer(Int64(request.accessTokenTTL)), .integer(at), .integer(expiresAt))
+            .text(sessionID), .text(request.realmID), .text(request.clientID), .text(request.clientInstanceID),
+            .text(request.accountID), .text(request.scope.joined(separator: " ")), .text(request.clientIP),
+            SQLValue(request.ipBinding), .integer(request.authTime), .integer(Int64(request.accessTokenTTL)),
+            .integer(at), .integer(expiresAt))
         try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
                        .blob(hash), .text(sessionID), .integer(at))
         let session = SessionSnapshot(id: sessionID, realmID: request.realmID, clientID: request.clientID,
-                                      accountID: request.accountID, scope: request.scope, authTime: request.authTime,
+                                      clientInstanceID: request.clientInstanceID, accountID: request.accountID, scope: request.scope, authTime: request.authTime,
                                       accessTokenTTL: request.accessTokenTTL, expiresAt: expiresAt)
         return PreparedSession(session: session, material: SigningMaterial(key: key, account: account),
                                refreshToken: refreshToken, nonce: request.nonce, at: at)
@@ -94,10 +95,22 @@ public final class TokenService: Sendable {
                  refreshToken: prepared.refreshToken, nonce: prepared.nonce, at: prepared.at)
     }
 
+    /// The refresh transaction's one read: the token, its session, account and client standing.
+    private static let refreshLookupSQL = """
+        SELECT s.*, r.rotated_at, a.status AS account_status, \(ClientStanding.columns) FROM refresh_tokens r
+        JOIN sessions s ON s.id = r.session_id
+        JOIN accounts a ON a.id = s.account_id
+        \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
+        WHERE r.token_hash = ?
+        """
+
     /// Rotates a refresh token: the presented one dies and a new one is returned with a new
     /// access token. A rotated token presented again revokes its whole session (`reuseDetected`).
-    /// `scope` may narrow the new access token's scope to a subset of the session's.
-    public func refresh(realmID: String, clientID: String, refreshToken: String, scope: [String]?,
+    /// The session's client is read with it: a disabled, deleted or re-created client ends the
+    /// session (`revoked`), the session API serves only public first-party clients
+    /// (`clientNotAllowed`), and the session keeps only the scopes its client still allows
+    /// (the narrowing is stored). `scope` may narrow the new access token's scope further.
+    public func refresh(realmID: String, presenter: RefreshPresenter, refreshToken: String, scope: [String]?,
                         clientIP: String) async throws(TokenError) -> IssuedTokens {
         let at = now().unixSeconds
         let presented = Self.hash(refreshToken)
@@ -109,15 +122,23 @@ public final class TokenService: Sendable {
             // concurrent rotation makes it change no row, which is reuse), not on SERIALIZABLE,
             // whose index-page locks made refreshes of unrelated sessions fail each other.
             step = try await database.write(isolation: .readCommitted) { db -> RefreshStep in
-                guard let row = try db.queryOne("""
-                    SELECT s.*, r.rotated_at, a.status AS account_status FROM refresh_tokens r
-                    JOIN sessions s ON s.id = r.session_id
-                    JOIN accounts a ON a.id = s.account_id
-                    WHERE r.token_hash = ?
-                    """, .blob(presented)) else { return .refused(.invalidGrant) }
-                let session = try SessionSnapshot(row: row)
+                guard let row = try db.queryOne(Self.refreshLookupSQL, .blob(presented)) else {
+                    return .refused(.invalidGrant)
+                }
+                var session = try SessionSnapshot(row: row)
                 guard session.realmID == realmID else { return .refused(.invalidGrant) }
-                guard session.clientID == clientID else { return .refused(.clientMismatch) }
+                guard session.clientID == presenter.clientID else { return .refused(.clientMismatch) }
+                // Refusals about the client come before the token's own state, so none of them
+                // rotates or revokes anything.
+                guard let client = try ClientStanding(joinedRow: row), client.admits(sessionOf: session.clientInstanceID)
+                else { return .refused(.revoked) }
+                switch presenter {
+                case .authenticatedClient(let authenticated):
+                    // Deleted and re-created between authentication and this read.
+                    guard authenticated.instanceID == client.instanceID else { return .refused(.clientMismatch) }
+                case .sessionAPI:
+                    guard client.usesSessionAPI else { return .refused(.clientNotAllowed) }
+                }
                 switch AccountStatus(rawValue: try row.string("account_status")) {
                 case .active?: break
                 case .disabled?: return .refused(.accountDisabled)
@@ -132,7 +153,8 @@ public final class TokenService: Sendable {
                 if try row.optionalInt("revoked_at") != nil { return .refused(.revoked) }
                 if session.expiresAt <= at { return .refused(.expired) }
                 if try row.bool("ip_binding"), try row.string("client_ip") != clientIP { return .refused(.ipMismatch) }
-                if let scope, !Set(scope).isSubset(of: session.scope) { return .refused(.invalidScope) }
+                let granted = client.capping(session.scope)
+                if let scope, !Set(scope).isSubset(of: granted) { return .refused(.invalidScope) }
                 // The condition makes rotation single-use even where the writer is not serial.
                 let changed = try db.execute(
                     "UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL",
@@ -143,7 +165,11 @@ public final class TokenService: Sendable {
                 }
                 try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
                                .blob(replacementHash), .text(session.id), .integer(at))
-                try db.execute("UPDATE sessions SET last_refreshed_at = ? WHERE id = ?", .integer(at), .text(session.id))
+                // The capped scope is stored: scopes a client loses stay lost to its sessions
+                // even if the client is given them again (the user would have to sign in anew).
+                try db.execute("UPDATE sessions SET last_refreshed_at = ?, scope = ? WHERE id = ?", .integer(at),
+                               .text(granted.joined(separator: " ")), .text(session.id))
+                session.scope = granted
                 guard let account = try AccountStore.load(db, realmID: realmID, id: session.accountID) else {
                     return .refused(.accountDeleted)
                 }
@@ -210,27 +236,44 @@ public final class TokenService: Sendable {
 
     // MARK: - Access tokens
 
+    /// Access-token validation's one read: the session, its account and its client standing.
+    private static let accessLookupSQL = """
+        SELECT s.revoked_at, s.realm_id, s.account_id, s.client_id, s.client_instance, a.status,
+            \(ClientStanding.columns) FROM sessions s
+        JOIN accounts a ON a.id = s.account_id
+        \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
+        WHERE s.id = ?
+        """
+
     /// Verifies an access token of the realm (signature with the realm's published keys, type
-    /// `at+jwt`, issuer, expiry), then its session and account with one indexed read.
-    public func validateAccessToken(_ token: String, realmID: String) async -> AccessTokenValidation {
+    /// `at+jwt`, issuer, expiry), then its session, account and client with one indexed read:
+    /// a disabled, deleted or re-created client ends its tokens at once (`revoked`), a client
+    /// the route does not serve is `clientNotAllowed`, and the scope returned is capped by the
+    /// client's current `allowedScopes`.
+    public func validateAccessToken(_ token: String, realmID: String,
+                                    requiring requirement: AccessRequirement = .anyClient) async -> AccessTokenValidation {
         guard let claims = await verifiedClaims(token, realmID: realmID) else { return .invalid }
         if claims.exp <= now().unixSeconds { return .expired }
         let state = try? await database.read { db in
-            try db.queryOne("""
-                SELECT s.revoked_at, s.expires_at, s.realm_id, s.account_id, a.status FROM sessions s
-                JOIN accounts a ON a.id = s.account_id WHERE s.id = ?
-                """, .text(claims.sessionID)).map { row in
+            try db.queryOne(Self.accessLookupSQL, .text(claims.sessionID)).map { row in
                 (revoked: try row.optionalInt("revoked_at") != nil, realmID: try row.string("realm_id"),
-                 accountID: try row.string("account_id"), status: try row.string("status"))
+                 accountID: try row.string("account_id"), clientID: try row.string("client_id"),
+                 clientInstanceID: try row.string("client_instance"), status: try row.string("status"),
+                 client: try ClientStanding(joinedRow: row))
             }
         }
-        guard let state, state.realmID == realmID, state.accountID == claims.sub else {
+        guard let state, state.realmID == realmID, state.accountID == claims.sub, state.clientID == claims.clientID,
+              let client = state.client, client.admits(sessionOf: state.clientInstanceID) else {
             return .revoked
+        }
+        switch requirement {
+        case .anyClient: break
+        case .sessionAPIClient: if !client.usesSessionAPI { return .clientNotAllowed }
         }
         switch AccountStatus(rawValue: state.status) {
         case .disabled?: return .accountDisabled
         case .deleted?, nil: return .accountDeleted
-        case .active?: return state.revoked ? .revoked : .valid(claims)
+        case .active?: return state.revoked ? .revoked : .valid(claims.scoped(client.capping(claims.scope)))
         }
     }
 
@@ -364,17 +407,19 @@ struct SessionSnapshot: Sendable {
     let id: String
     let realmID: String
     let clientID: String
+    let clientInstanceID: String
     let accountID: String
-    let scope: [String]
+    var scope: [String]
     let authTime: Int64
     let accessTokenTTL: Int
     let expiresAt: Int64
 
-    init(id: String, realmID: String, clientID: String, accountID: String, scope: [String], authTime: Int64,
-         accessTokenTTL: Int, expiresAt: Int64) {
+    init(id: String, realmID: String, clientID: String, clientInstanceID: String, accountID: String, scope: [String],
+         authTime: Int64, accessTokenTTL: Int, expiresAt: Int64) {
         self.id = id
         self.realmID = realmID
         self.clientID = clientID
+        self.clientInstanceID = clientInstanceID
         self.accountID = accountID
         self.scope = scope
         self.authTime = authTime
@@ -384,7 +429,7 @@ struct SessionSnapshot: Sendable {
 
     init(row: Row) throws {
         self.init(id: try row.string("id"), realmID: try row.string("realm_id"), clientID: try row.string("client_id"),
-                  accountID: try row.string("account_id"),
+                  clientInstanceID: try row.string("client_instance"), accountID: try row.string("account_id"),
                   scope: try row.string("scope").split(separator: " ").map(String.init),
                   authTime: try row.int("auth_time"), accessTokenTTL: Int(try row.int("access_token_ttl")),
                   expiresAt: try row.int("expires_at"))
