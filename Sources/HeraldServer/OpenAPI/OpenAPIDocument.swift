@@ -345,7 +345,7 @@ paths:
         "401":
           $ref: "#/components/responses/SessionUnauthorized"
         "403":
-          $ref: "#/components/responses/AccountDisabled"
+          $ref: "#/components/responses/SessionForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
@@ -386,7 +386,7 @@ paths:
         "401":
           $ref: "#/components/responses/SessionUnauthorized"
         "403":
-          $ref: "#/components/responses/AccountDisabled"
+          $ref: "#/components/responses/SessionForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
@@ -416,7 +416,7 @@ paths:
         "401":
           $ref: "#/components/responses/SessionUnauthorized"
         "403":
-          $ref: "#/components/responses/AccountDisabled"
+          $ref: "#/components/responses/SessionForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
@@ -1775,6 +1775,16 @@ components:
             code: token_revoked
             message: The token has been revoked
             requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+    SessionForbidden:
+      description: |
+        `account_disabled`: the account was disabled (its sessions were revoked); or
+        `client_not_allowed`: the session API serves public first-party clients only — a
+        confidential or third-party client refreshes at `/token` with its own authentication
+        and reads the account at `/userinfo`.
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
     AccountDisabled:
       description: "`account_disabled`: the account was disabled (its sessions were revoked)."
       content:
