@@ -1785,12 +1785,6 @@ components:
         application/json:
           schema:
             $ref: "#/components/schemas/Error"
-    AccountDisabled:
-      description: "`account_disabled`: the account was disabled (its sessions were revoked)."
-      content:
-        application/json:
-          schema:
-            $ref: "#/components/schemas/Error"
     RateLimited:
       description: "`rate_limited`: too many failed attempts from this IP in the realm's window."
       headers:
