@@ -89,6 +89,31 @@ struct DiagnosisTests {
         }
     }
 
+    /// Issue #19: `exp: 1e+20` trapped the diagnosis ("Double value cannot be converted to
+    /// Int64"). Every hostile claim time is `malformed`, in verification and in diagnosis alike.
+    @Test func hostileNumericClaimsAreMalformedNeverATrap() async throws {
+        let hostile: [Double] = [1e20, 1e308, -1e308, 9.3e18, -1, 1.5, 253_402_300_800]
+        let verifier = apple.verifier()
+        let policy = defaultPolicy(nonceRequired: false, audiences: audiences)
+        for claim in ["exp", "iat", "nbf", "auth_time"] {
+            for value in hostile {
+                let token = apple.minter.token { $0.claims[claim] = .number(value) }
+                let verified = await verifier.verify(token: token, policy: policy)
+                #expect(verified.rejectionReason == .malformed, "\(claim)=\(value)")
+                let report = await diagnose(token)
+                #expect(report.reason == "malformed", "\(claim)=\(value)")
+                #expect(report.exitCode == 1, "\(claim)=\(value)")
+            }
+        }
+        // The issue's token, byte for byte: an unsigned structure is decoded before any key is needed.
+        let header = Base64URL.encode(Array(#"{"alg":"RS256","kid":"rsa1"}"#.utf8))
+        let payload = Base64URL.encode(Array(#"{"iss":"https://appleid.apple.com","aud":"com.acme.ios","sub":"x","iat":0,"exp":1e+20}"#.utf8))
+        let report = await AppleTokenDiagnosis.diagnose(token: "\(header).\(payload).AAAA", audiences: ["com.acme.ios"],
+                                                       rawNonce: nil, keys: apple.keys, now: apple.clock.now)
+        #expect(report.reason == "malformed")
+        #expect(report.exitCode == 1)
+    }
+
     @Test func laterChecksStillRunAfterTheFirstFailure() async throws {
         let token = apple.minter.token { $0.tamperSignature = true; $0.claims["aud"] = .string("com.other") }
         let report = await diagnose(token)

@@ -113,6 +113,22 @@ struct NativeLoginErrorTests {
         }
     }
 
+    /// Issue #19: hostile claim times (signed by the fake Apple, so every check would run) are
+    /// 401 `malformed`, never a trap or a 5xx.
+    @Test("hostile numeric claims → 401 invalid_apple_token malformed")
+    func hostileNumericClaims() async throws {
+        try await NativeLoginFixture.with(backend: .sqlite) { fixture in
+            for (claim, value) in [("exp", 1e20), ("exp", 1e308), ("iat", -1e308), ("exp", 9.3e18), ("iat", 1.5),
+                                   ("nbf", 1e20), ("auth_time", -1)] {
+                let nonce = fixture.freshNonce()
+                let response = try await fixture.login(token: fixture.token(nonce: nonce) { $0.claims[claim] = .number(value) },
+                                                       nonce: nonce)
+                #expect(response.status == 401, "\(claim)=\(value)")
+                #expect(response.json["details"]?["reason"]?.stringValue == "malformed", "\(claim)=\(value)")
+            }
+        }
+    }
+
     @Test("Apple's JWKS unreachable → 503 apple_unavailable with Retry-After, never 401", arguments: Backend.allCases)
     func appleUnavailable(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in

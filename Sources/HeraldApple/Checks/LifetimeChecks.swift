@@ -31,14 +31,15 @@ struct IssuedAtCheck {
     }
 }
 
-/// Formats claim times for check details.
+/// Formats claim times for check details. Total for every Double: decoding already bounds
+/// claim times, and a detail line must never be the thing that traps.
 enum LifetimeText {
     static func describe(_ seconds: Double) -> String {
         let date = Date(timeIntervalSince1970: seconds)
-        return "\(Int64(seconds.rounded(.down))) (\(date.formatted(.iso8601)))"
+        return "\(self.seconds(seconds.rounded(.down))) (\(date.formatted(.iso8601)))"
     }
 
     static func seconds(_ interval: Double) -> String {
-        String(Int64(interval.rounded(.towardZero)))
+        Int64(exactly: interval.rounded(.towardZero)).map(String.init) ?? String(interval)
     }
 }

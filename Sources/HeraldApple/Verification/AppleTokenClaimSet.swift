@@ -31,14 +31,12 @@ struct AppleTokenClaimSet: Sendable {
         self.subject = subject
         issuer = try Self.optionalString(object, "iss")
         audiences = try Self.audiences(object["aud"])
-        guard let exp = object["exp"] else { throw DecodingFailure(detail: "claim exp is missing") }
-        guard let expiresAt = exp.doubleValue, expiresAt.isFinite else {
-            throw DecodingFailure(detail: "claim exp is not a number")
+        guard let expiresAt = try Self.optionalNumber(object, "exp") else {
+            throw DecodingFailure(detail: "claim exp is missing")
         }
         self.expiresAt = expiresAt
-        guard let iat = object["iat"] else { throw DecodingFailure(detail: "claim iat is missing") }
-        guard let issuedAt = iat.doubleValue, issuedAt.isFinite else {
-            throw DecodingFailure(detail: "claim iat is not a number")
+        guard let issuedAt = try Self.optionalNumber(object, "iat") else {
+            throw DecodingFailure(detail: "claim iat is missing")
         }
         self.issuedAt = issuedAt
         notBefore = try Self.optionalNumber(object, "nbf")
@@ -67,10 +65,20 @@ struct AppleTokenClaimSet: Sendable {
         }
     }
 
+    /// The latest time a claim may name: 9999-12-31T23:59:59Z. Apple issues whole seconds
+    /// near now; bounding here means every later `+`, `-` and `Int64(…)` on a claim time is
+    /// within range (a hostile `1e+20` or `1e308` used to trap the diagnosis's formatting).
+    static let latestNumericDate: Double = 253_402_300_799
+
+    /// A NumericDate claim: whole seconds from 0 to `latestNumericDate`, else malformed.
     private static func optionalNumber(_ object: [String: JSONValue], _ name: String) throws(DecodingFailure) -> Double? {
         switch object[name] {
         case nil, .null?: return nil
-        case .number(let value)? where value.isFinite: return value
+        case .number(let value)?:
+            guard value.isFinite, value == value.rounded(.towardZero), value >= 0, value <= latestNumericDate else {
+                throw DecodingFailure(detail: "claim \(name) is not a whole number of seconds from 0 to \(Int64(latestNumericDate))")
+            }
+            return value
         default: throw DecodingFailure(detail: "claim \(name) is not a number")
         }
     }
