@@ -19,6 +19,7 @@ final class RequestDispatcher: Sendable {
     let maxHeaderBytes: Int
     let maxHeaderCount: Int
     let handlerStart: HTTPServerConfiguration.HandlerStart
+    let defaultResponseHeaders: HTTPHeaders
     let inFlight = InFlightRegistry()
     /// Request states alive (created, not yet released); lets tests prove none leak.
     let liveRequests = Atomic<Int>(0)
@@ -34,6 +35,7 @@ final class RequestDispatcher: Sendable {
         maxHeaderBytes = configuration.maxHeaderBytes
         maxHeaderCount = configuration.maxHeaderCount
         handlerStart = configuration.handlerStart
+        defaultResponseHeaders = configuration.defaultResponseHeaders
         self.errorResponder = errorResponder
         self.accessLog = accessLog
     }
@@ -146,8 +148,10 @@ final class RequestDispatcher: Sendable {
         let lengths = headers.values("Content-Length")
         let encodings = headers.values("Transfer-Encoding")
         if encodings.isEmpty { return lengths.count <= 1 }
+        // Exactly `chunked` (MHD has already dropped leading whitespace): MHD does not read
+        // `chunked\t` or `chunked ` as chunked and would wait for a body that never ends.
         return lengths.isEmpty && encodings.count == 1
-            && encodings[0].lowercased().filter { $0 != " " && $0 != "\t" } == "chunked"
+            && encodings[0].utf8.count == 7 && encodings[0].lowercased() == "chunked"
     }
 
     private func finish(_ state: RequestState, connection: OpaquePointer) -> MHD_Result {
@@ -209,6 +213,9 @@ final class RequestDispatcher: Sendable {
         where !Self.managedHeaders.contains(where: { HTTPHeaders.sameName($0, name) }) {
             // MHD refuses names or values holding CR, LF or TAB; such a header is dropped
             // rather than allowed to split the response.
+            _ = MHD_add_response_header(mhdResponse, name, value)
+        }
+        for (name, value) in defaultResponseHeaders where !response.headers.contains(name) {
             _ = MHD_add_response_header(mhdResponse, name, value)
         }
         _ = MHD_add_response_header(mhdResponse, RequestID.headerName, state.request.requestID)
