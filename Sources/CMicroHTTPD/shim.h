@@ -74,4 +74,10 @@ static inline const struct sockaddr *herald_MHD_client_address(struct MHD_Connec
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     return info == NULL ? NULL : info->client_addr;
 }
+/// MHD_get_connection_info is variadic: the size in bytes of the request head as received
+/// (request line, header fields, the blank line), or 0 when MHD does not know it yet.
+static inline size_t herald_MHD_request_head_size(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return info == NULL ? 0 : info->header_size;
+}
 #endif

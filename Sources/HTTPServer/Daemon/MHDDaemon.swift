@@ -132,7 +132,7 @@ final class MHDDaemon: Sendable {
     // isolated to any actor: MHD calls them on its own threads.
 
     private static let accessHandler: MHD_AccessHandlerCallback = {
-        cls, connection, url, method, _, uploadData, uploadSize, perRequest in
+        cls, connection, url, method, version, uploadData, uploadSize, perRequest in
         guard let cls, let connection, let uploadSize, let perRequest else { return .NO }
         let dispatcher = Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue()
         let state: RequestState
@@ -141,18 +141,18 @@ final class MHDDaemon: Sendable {
         } else {
             // The URI log callback normally creates the state; this covers a request MHD
             // presents without it, using the (unescaped-off, hence raw) URL.
-            state = dispatcher.requestLineRead(target: url.map { String(cString: $0) } ?? "")
+            state = dispatcher.requestLineRead(target: url.map { String(cString: $0) } ?? "", byteCount: url.map { strlen($0) } ?? 0)
             perRequest.pointee = Unmanaged.passRetained(state).toOpaque()
         }
         let upload = uploadData.map { UnsafeRawBufferPointer(start: $0, count: uploadSize.pointee) }
-        return dispatcher.handle(state, connection: connection, method: method.map { String(cString: $0) } ?? "",
+        return dispatcher.handle(state, connection: connection, line: RequestLineParts(method: method, url: url, version: version),
                                  upload: upload, uploadSize: uploadSize)
     }
 
     private static let requestLineRead: herald_MHD_URILogCallback = { cls, uri, _ in
         guard let cls else { return nil }
         let dispatcher = Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue()
-        let state = dispatcher.requestLineRead(target: uri.map { String(cString: $0) } ?? "")
+        let state = dispatcher.requestLineRead(target: uri.map { String(cString: $0) } ?? "", byteCount: uri.map { strlen($0) } ?? 0)
         // +1 retain owned by MHD's per-request pointer until requestCompleted releases it.
         return Unmanaged.passRetained(state).toOpaque()
     }

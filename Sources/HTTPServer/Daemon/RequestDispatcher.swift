@@ -19,6 +19,7 @@ final class RequestDispatcher: Sendable {
     let maxHeaderBytes: Int
     let maxHeaderCount: Int
     let handlerStart: HTTPServerConfiguration.HandlerStart
+    let defaultResponseHeaders: HTTPHeaders
     let inFlight = InFlightRegistry()
     /// Request states alive (created, not yet released); lets tests prove none leak.
     let liveRequests = Atomic<Int>(0)
@@ -34,6 +35,7 @@ final class RequestDispatcher: Sendable {
         maxHeaderBytes = configuration.maxHeaderBytes
         maxHeaderCount = configuration.maxHeaderCount
         handlerStart = configuration.handlerStart
+        defaultResponseHeaders = configuration.defaultResponseHeaders
         self.errorResponder = errorResponder
         self.accessLog = accessLog
     }
@@ -41,9 +43,9 @@ final class RequestDispatcher: Sendable {
     // MARK: - Callbacks (called on MHD threads through the C trampolines in MHDDaemon)
 
     /// The URI log callback: the request line was read; keep its raw target.
-    func requestLineRead(target: String) -> RequestState {
+    func requestLineRead(target: String, byteCount: Int) -> RequestState {
         liveRequests.add(1, ordering: .relaxed)
-        return RequestState(target: target, start: .now)
+        return RequestState(target: target, byteCount: byteCount, start: .now)
     }
 
     /// The request-completed callback: the response was sent or the connection closed.
@@ -55,11 +57,11 @@ final class RequestDispatcher: Sendable {
 
     /// The access handler: called with the headers, once per body chunk, once with size 0
     /// when the body is complete, and once more after the connection is resumed.
-    func handle(_ state: RequestState, connection: OpaquePointer, method: String,
+    func handle(_ state: RequestState, connection: OpaquePointer, line: RequestLineParts,
                 upload: UnsafeRawBufferPointer?, uploadSize: UnsafeMutablePointer<Int>) -> MHD_Result {
         switch state.phase {
         case .awaitingHeaders:
-            return begin(state, connection: connection, method: method)
+            return begin(state, connection: connection, line: line)
         case .receivingBody:
             guard let upload, uploadSize.pointee > 0 else { return finish(state, connection: connection) }
             uploadSize.pointee = 0
@@ -88,8 +90,9 @@ final class RequestDispatcher: Sendable {
 
     // MARK: - Request phases
 
-    private func begin(_ state: RequestState, connection: OpaquePointer, method: String) -> MHD_Result {
-        let headers = Self.headers(of: connection)
+    private func begin(_ state: RequestState, connection: OpaquePointer, line: RequestLineParts) -> MHD_Result {
+        let method = line.method.map { String(cString: $0) } ?? ""
+        let (headers, headHidesBytes) = Self.headers(of: connection, line: line, targetByteCount: state.targetByteCount)
         let target = state.target
         let path: Substring, rawQuery: String?
         // A byte search: "?" is ASCII, and a Character search would walk grapheme clusters.
@@ -109,6 +112,12 @@ final class RequestDispatcher: Sendable {
         guard target.utf8.count <= maxRequestTargetBytes else { return respondWithError(414, state, connection: connection) }
         guard headers.count <= maxHeaderCount, Self.headerBytes(headers) <= maxHeaderBytes else {
             return respondWithError(431, state, connection: connection)
+        }
+        // MHD hands the target and header fields over as C strings, which a raw NUL would cut
+        // short: `/realms\0/../../x` would be routed as `/realms` while a proxy in front saw
+        // `/x`, and `Bearer <token>\0junk` would authenticate. Refused rather than truncated.
+        if headHidesBytes || line.rawTargetLength != state.targetByteCount {
+            return respondWithError(400, state, connection: connection)
         }
         guard let segments = PathSegments.decode(path) else {
             return respondWithError(400, state, connection: connection)
@@ -139,8 +148,10 @@ final class RequestDispatcher: Sendable {
         let lengths = headers.values("Content-Length")
         let encodings = headers.values("Transfer-Encoding")
         if encodings.isEmpty { return lengths.count <= 1 }
+        // Exactly `chunked` (MHD has already dropped leading whitespace): MHD does not read
+        // `chunked\t` or `chunked ` as chunked and would wait for a body that never ends.
         return lengths.isEmpty && encodings.count == 1
-            && encodings[0].lowercased().filter { $0 != " " && $0 != "\t" } == "chunked"
+            && encodings[0].utf8.count == 7 && encodings[0].lowercased() == "chunked"
     }
 
     private func finish(_ state: RequestState, connection: OpaquePointer) -> MHD_Result {
@@ -204,6 +215,9 @@ final class RequestDispatcher: Sendable {
             // rather than allowed to split the response.
             _ = MHD_add_response_header(mhdResponse, name, value)
         }
+        for (name, value) in defaultResponseHeaders where !response.headers.contains(name) {
+            _ = MHD_add_response_header(mhdResponse, name, value)
+        }
         _ = MHD_add_response_header(mhdResponse, RequestID.headerName, state.request.requestID)
         let queued = MHD_queue_response(connection, UInt32(status), mhdResponse)
         accessLog(AccessLogEntry(method: state.request.method, route: state.route, status: status,
@@ -212,17 +226,40 @@ final class RequestDispatcher: Sendable {
         return queued
     }
 
-    private static func headers(of connection: OpaquePointer) -> HTTPHeaders {
+    /// What the header iterator collects: the fields, and the scan for bytes MHD did not hand over.
+    private struct ReceivedHeaders {
         var headers = HTTPHeaders()
-        withUnsafeMutablePointer(to: &headers) { pointer in
-            _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
+        var scan: RequestHeadScan?
+    }
+
+    /// The request's header fields, and whether the head holds bytes MHD parsed but did not
+    /// hand over (a NUL inside the method, target, version or a header field; see
+    /// `RequestHeadScan`). Without a measurable head the answer is yes: refusing is safe.
+    private static func headers(of connection: OpaquePointer, line: RequestLineParts,
+                                targetByteCount: Int) -> (HTTPHeaders, hidesBytes: Bool) {
+        var received = ReceivedHeaders()
+        let headSize = herald_MHD_request_head_size(connection)
+        if let method = line.method, headSize > 0 {
+            var scan = RequestHeadScan(head: UnsafeRawPointer(method).assumingMemoryBound(to: UInt8.self), size: headSize)
+            scan.cover(method, count: strlen(method))
+            scan.cover(line.url, count: targetByteCount)
+            scan.cover(line.version, count: line.version.map { strlen($0) } ?? 0)
+            received.scan = scan
+        }
+        withUnsafeMutablePointer(to: &received) { pointer in
+            _ = MHD_get_connection_values_n(connection, .HEADER_KIND, { cls, _, key, keySize, value, valueSize in
                 guard let cls, let key else { return .YES }
-                let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-                headers.pointee.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+                let received = cls.assumingMemoryBound(to: ReceivedHeaders.self)
+                received.pointee.scan?.cover(key, count: keySize)
+                received.pointee.scan?.cover(value, count: value == nil ? 0 : valueSize)
+                let name = UnsafeRawBufferPointer(start: key, count: keySize)
+                let content = UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize)
+                received.pointee.headers.add(String(decoding: name, as: UTF8.self), String(decoding: content, as: UTF8.self))
                 return .YES
             }, pointer)
         }
-        return headers
+        received.scan?.finish()
+        return (received.headers, received.scan?.foundHiddenBytes ?? true)
     }
 
     private static func seconds(_ duration: Duration) -> Double {

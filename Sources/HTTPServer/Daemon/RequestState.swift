@@ -21,6 +21,8 @@ final class RequestState {
     let start: ContinuousClock.Instant
     /// The request target exactly as sent ("/a%2Fb?x=1"), from the URI log callback.
     let target: String
+    /// The target's length as a C string (up to its first NUL), before any repair of invalid UTF-8.
+    let targetByteCount: Int
     var phase: Phase = .awaitingHeaders
     var request: HTTPRequest
     var segments: [String] = []
@@ -29,8 +31,9 @@ final class RequestState {
     /// The in-flight registry's id, once dispatched.
     var inFlightID: UInt64?
 
-    init(target: String, start: ContinuousClock.Instant) {
+    init(target: String, byteCount: Int, start: ContinuousClock.Instant) {
         self.target = target
+        targetByteCount = byteCount
         self.start = start
         request = HTTPRequest(method: "", path: "", requestID: "")
     }

@@ -32,6 +32,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// a record per `Cookie` pair in this pool, which no limit here counts: a Cookie header of
     /// about a thousand pairs is refused by MHD (431) even within the limits.
     public var connectionMemoryLimitBytes: Int = 65_536
+    /// Headers every response carries unless its handler set them: `nosniff` by default, so
+    /// no browser reads a JSON or text answer as HTML or script; the application adds
+    /// deployment-wide ones (HSTS behind https).
+    public var defaultResponseHeaders: HTTPHeaders = ["X-Content-Type-Options": "nosniff"]
     /// How long `shutdown()` waits for in-flight handlers before cancelling them and answering 503.
     public var shutdownGracePeriodSeconds: Double = 10
 

@@ -77,7 +77,11 @@ struct AdminRoutes: RouteGroup {
             router.add(route.method, route.template, endpoint.handler { request in
                 let caller = try await authenticator.authenticate(request)
                 do {
-                    return try await handler(request, caller)
+                    // Admin answers carry accounts' emails and names, audit trails and one-time
+                    // secrets: no cache (browser, proxy) may keep them.
+                    var response = try await handler(request, caller)
+                    response.headers.set("Cache-Control", "no-store")
+                    return response
                 } catch let error as RealmsError {
                     throw APIError(error)
                 }

@@ -70,6 +70,10 @@ public final class HeraldApplication: Sendable {
         serverConfiguration.port = context.configuration.port
         serverConfiguration.perIPConnectionLimit = context.configuration.perIPConnectionLimit
         serverConfiguration.connectionTimeoutSeconds = context.configuration.connectionTimeoutSeconds
+        if context.configuration.publicURL.lowercased().hasPrefix("https://") {
+            // Browsers reach Herald over https (through the proxy that terminates TLS): pin it.
+            serverConfiguration.defaultResponseHeaders.add("Strict-Transport-Security", "max-age=31536000")
+        }
         let logger = context.logger
         let metrics = context.metrics
         server = HTTPServer(

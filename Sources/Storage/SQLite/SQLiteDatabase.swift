@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The SQLite implementation of `Database`: one file, one writer connection, a small pool of
 /// reader connections.
@@ -43,6 +46,7 @@ public final class SQLiteDatabase: Database {
         }
         self.path = path
         self.now = now
+        Self.createOwnerOnly(path)
         // The writer goes first: it creates the file and switches it to WAL, which readers rely on.
         let writerConnection = try SQLiteConnection(path: path, role: .writer)
         var readerConnections: [ConfinedConnection] = []
@@ -52,6 +56,17 @@ public final class SQLiteDatabase: Database {
         }
         writer = SQLiteWriter(ConfinedConnection(writerConnection, label: "herald.storage.writer"))
         readers = ReaderPool(readerConnections)
+    }
+
+    /// Creates a missing database file with mode 0600 before SQLite opens it: SQLite would
+    /// create it 0644 (less the umask), and it gives the WAL and shared-memory files the mode
+    /// of the database file, so the sessions, hashes and sealed keys in all three stay
+    /// unreadable to other local users. An existing file keeps the mode its operator chose;
+    /// when creating fails, SQLite's own open reports why.
+    static func createOwnerOnly(_ path: String) {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if descriptor >= 0 { _ = Glibc.close(descriptor) }
     }
 
     /// Runs body on a reader connection (snapshot), off the Swift concurrency pool.
