@@ -89,12 +89,16 @@ struct AppleEdgeCaseTests {
         #expect(await verify(apple.minter.token { $0.claims["exp"] = exp }) == .rejected(.malformed))
     }
 
-    @Test func expInAnExponentOrFractionFormIsStillATime() async throws {
-        // 1.7e9-style and fractional times are valid JSON numbers; the lifetime check decides.
+    @Test func expInAnExponentFormIsStillATimeButAFractionIsMalformed() async throws {
+        // 1.7e9-style times are valid JSON numbers naming whole seconds; the lifetime check
+        // decides. Apple issues whole seconds, and issue #19 makes a fraction `malformed`.
         let issued = apple.clock.now.timeIntervalSince1970.rounded(.down)
         let fraction = try signedToken(header: rsaHeader,
                                        payload: validClaimsPrefix(dropping: ["exp"]) + #","exp":\#(Int(issued) + 600).5}"#)
-        #expect(await verify(fraction).claims != nil)
+        #expect(await verify(fraction) == .rejected(.malformed))
+        let exponent = try signedToken(header: rsaHeader,
+                                       payload: validClaimsPrefix(dropping: ["exp"]) + #","exp":\#(Int(issued) + 600)e0}"#)
+        #expect(await verify(exponent).claims != nil)
         let farPast = try signedToken(header: rsaHeader, payload: validClaimsPrefix(dropping: ["exp"]) + #","exp":1e2}"#)
         #expect(await verify(farPast) == .rejected(.expired))
     }

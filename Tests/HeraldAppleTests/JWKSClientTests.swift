@@ -42,6 +42,22 @@ struct JWKSClientTests {
         #expect(await client(server).fetchKeySet().failureOutcome == .httpError)
     }
 
+    /// Issue #20: the client followed a redirect to any origin. It follows none: the 3xx is an
+    /// upstream failure, and the redirect target is never asked.
+    @Test func redirectIsRefusedAndNotFollowed() async throws {
+        let server = try FakeJWKSServer(document: sharedKeys.document)
+        defer { server.stop() }
+        let elsewhere = try FakeJWKSServer(document: sharedKeys.document)
+        defer { elsewhere.stop() }
+        elsewhere.setBehaviour(.serve(cacheControl: nil))
+        server.setBehaviour(.redirect(location: elsewhere.url.absoluteString))
+        #expect(await client(server).fetchKeySet().failureOutcome == .httpError)
+        server.setBehaviour(.redirect(location: server.url.absoluteString + "?again"))
+        #expect(await client(server).fetchKeySet().failureOutcome == .httpError)
+        #expect(elsewhere.requestCount == 0)
+        #expect(server.requestCount == 2)
+    }
+
     @Test func garbageIsInvalid() async throws {
         let server = try FakeJWKSServer(document: sharedKeys.document)
         defer { server.stop() }

@@ -99,7 +99,7 @@ struct NativeLoginErrorTests {
             #expect(try await reason(fixture.token(nonce: nonce) { $0.tamperSignature = true }, nonce: nonce) == "signature")
             #expect(try await reason(fixture.token(nonce: nonce) { $0.claims["iss"] = "https://evil.example" }, nonce: nonce) == "issuer")
             #expect(try await reason(fixture.token(nonce: nonce) { $0.claims["aud"] = "com.other.app" }, nonce: nonce) == "audience")
-            let past = Date().timeIntervalSince1970 - 3600
+            let past = (Date().timeIntervalSince1970 - 3600).rounded(.down)
             #expect(try await reason(fixture.token(nonce: nonce) {
                 $0.claims["iat"] = .number(past - 600); $0.claims["exp"] = .number(past)
             }, nonce: nonce) == "expired")

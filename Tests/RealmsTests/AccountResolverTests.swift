@@ -65,4 +65,30 @@ struct AccountResolverTests {
             }
         }
     }
+
+    /// Issue #20: full Unicode lowercasing turned the Kelvin sign into "k", so a verified
+    /// "\u{212A}ate@example.com" linked to kate@example.com's account. ASCII-only case folding
+    /// keeps them apart, and a non-ASCII address never links.
+    @Test("a Unicode look-alike of a verified email never links to its account", arguments: Backend.allCases)
+    func lookAlikeEmailDoesNotLink(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let resolver = AccountResolver(database: test.database, now: test.clock.now)
+            let owner = try await resolver.resolve(realmID: "acme", claims: ProviderIdentityClaims(
+                provider: "apple", subject: "001.owner", email: "kate@example.com", emailVerified: true,
+                isPrivateEmail: false, name: PersonName()))
+            let lookAlike = try await resolver.resolve(realmID: "acme", claims: ProviderIdentityClaims(
+                provider: "apple", subject: "001.attacker", email: "\u{212A}ate@example.com", emailVerified: true,
+                isPrivateEmail: false, name: PersonName()))
+            #expect(!lookAlike.linkedByEmail)
+            #expect(lookAlike.isNewUser)
+            #expect(lookAlike.account.id != owner.account.id)
+            // ASCII case still folds: the same address in capitals links.
+            let capitals = try await resolver.resolve(realmID: "acme", claims: ProviderIdentityClaims(
+                provider: "apple", subject: "001.capitals", email: "KATE@Example.com", emailVerified: true,
+                isPrivateEmail: false, name: PersonName()))
+            #expect(capitals.linkedByEmail)
+            #expect(capitals.account.id == owner.account.id)
+        }
+    }
 }

@@ -24,6 +24,8 @@ public final class FakeJWKSServer: Sendable {
         case hang
         /// Hold the request until released, then answer like `.serve(cacheControl:)`.
         case holdThenServe(cacheControl: String?)
+        /// 302 to `location` (an upstream that moved, or one that tries to send Herald elsewhere).
+        case redirect(location: String)
     }
 
     private struct State {
@@ -168,6 +170,8 @@ public final class FakeJWKSServer: Sendable {
             waitForRelease()
             let current = state.withLock { $0.document }
             respond(connection, status: "200 OK", body: current, cacheControl: cacheControl)
+        case .redirect(let location):
+            respond(connection, status: "302 Found", body: [], cacheControl: nil, location: location)
         }
     }
 
@@ -206,9 +210,11 @@ public final class FakeJWKSServer: Sendable {
         return false
     }
 
-    private func respond(_ connection: Int32, status: String, body: [UInt8], cacheControl: String?) {
+    private func respond(_ connection: Int32, status: String, body: [UInt8], cacheControl: String?,
+                         location: String? = nil) {
         var head = "HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"
         if let cacheControl { head += "Cache-Control: \(cacheControl)\r\n" }
+        if let location { head += "Location: \(location)\r\n" }
         head += "\r\n"
         send(connection, Array(head.utf8) + body)
     }

@@ -81,6 +81,14 @@ final class JWKSDownload: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(.allow)
     }
 
+    /// Redirects are refused: Apple's key set lives at one URL, and following a `Location`
+    /// would let whoever answers there point Herald at any origin (an internal address, or keys
+    /// of their own over plain http). The 3xx itself then arrives as a non-2xx `httpError`.
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        completionHandler(nil)
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let overflow = state.withLock { state -> Bool in
             guard !state.finished else { return false }

@@ -99,7 +99,8 @@ public struct AccountResolver: Sendable {
 
         // 2. Link to an active account with the same verified email.
         let owner = try email.flatMap { try AccountStore.load(db, realmID: realmID, email: $0) }
-        if let email, let owner, claims.emailVerified, realm.emailLinking == .verified, owner.status == .active,
+        if let email, AccountStore.isLinkableEmail(email), let owner, claims.emailVerified,
+           realm.emailLinking == .verified, owner.status == .active,
            owner.emailVerified {
             try AccountStore.link(db, Identity(realmId: realmID, provider: claims.provider, openId: claims.subject,
                                                accountId: owner.id, email: email, linkedAt: at))

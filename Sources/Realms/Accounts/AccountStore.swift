@@ -151,7 +151,16 @@ public struct AccountStore: Sendable {
     // MARK: - Inside transactions (for account resolution)
 
     /// Emails are compared and stored lowercased.
-    public static func normalizedEmail(_ email: String) -> String { email.lowercased() }
+    public static func normalizedEmail(_ email: String) -> String {
+        // ASCII letters only: full Unicode case mapping (and NFC/NFKC, which map the Kelvin
+        // sign U+212A to "K") fold look-alikes together, so a crafted address would match, and
+        // link to, someone else's account. Other characters are kept as sent.
+        String(decoding: email.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// Whether linking by `email` may be trusted: ASCII only, since no normalisation makes
+    /// every Unicode look-alike of an address compare equal or unequal as a person reads it.
+    public static func isLinkableEmail(_ email: String) -> Bool { email.utf8.allSatisfy { $0 < 0x80 } }
 
     /// The placeholder that replaces a deleted account's email (unique, never deliverable).
     public static func deletedEmail(accountID: String) -> String { "deleted+\(accountID)@deleted.invalid" }
