@@ -110,8 +110,15 @@ public actor AppleJWKSCache: AppleSigningKeySource {
 
     /// Seconds until the next fetch may start.
     private func retryAfter(at date: Date) -> Int {
-        guard let lastAttempt else { return Int(policy.minimumRefreshInterval.rounded(.up)) }
-        let remaining = lastAttempt.addingTimeInterval(policy.minimumRefreshInterval).timeIntervalSince(date)
-        return max(1, Int(remaining.rounded(.up)))
+        let interval = policy.minimumRefreshInterval
+        guard let lastAttempt else { return Self.retrySeconds(interval) }
+        return Self.retrySeconds(lastAttempt.addingTimeInterval(interval).timeIntervalSince(date))
+    }
+
+    /// A `Retry-After` value: whole seconds from 1 to 3600, whatever the policy or a clock that
+    /// stepped back says (a plain Int(_:) of a huge or NaN interval traps).
+    private static func retrySeconds(_ interval: TimeInterval) -> Int {
+        guard interval.isFinite, interval > 1 else { return 1 }
+        return Int(min(interval, 3600).rounded(.up))
     }
 }

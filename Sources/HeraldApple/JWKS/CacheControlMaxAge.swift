@@ -8,8 +8,11 @@ enum CacheControlMaxAge {
         guard let header else { return nil }
         var result: Int?
         for directive in header.split(separator: ",") {
-            let parts = directive.split(separator: "=", maxSplits: 1)
-            let name = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
+            // Not split(separator:): it drops empty pieces, so a bare "=" directive would give no
+            // name at all (and indexing it trapped).
+            let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let first = parts.first else { continue }
+            let name = first.trimmingCharacters(in: .whitespaces).lowercased()
             switch name {
             case "no-cache", "no-store":
                 return 0
@@ -28,5 +31,6 @@ enum CacheControlMaxAge {
 }
 
 private extension Character {
-    var isASCIIDigitCharacter: Bool { ("0"..."9").contains(self) }
+    /// One of "0"…"9" exactly; a range of Characters would also admit "0" plus a combining mark.
+    var isASCIIDigitCharacter: Bool { isASCII && ("0"..."9").contains(self) }
 }

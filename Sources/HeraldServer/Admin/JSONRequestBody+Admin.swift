@@ -49,10 +49,12 @@ extension JSONRequestBody {
 
     /// An integer JSON value within `range`, or nil.
     static func integer(_ value: JSONValue?, in range: ClosedRange<Int>) -> Int? {
+        // Int(exactly:): see JSONRequestBody.integer(_:required:in:).
         guard case .number(let number)? = value, number.rounded() == number,
-              number >= Double(range.lowerBound), number <= Double(range.upperBound)
+              number >= Double(range.lowerBound), number <= Double(range.upperBound),
+              let integer = Int(exactly: number), range.contains(integer)
         else { return nil }
-        return Int(number)
+        return integer
     }
 
     /// Adds the domain's field problems (ranges, formats) to the body's own.

@@ -78,11 +78,14 @@ public struct JSONRequestBody: Sendable {
             if required { problems[field] = "is required" }
             return nil
         case .some(.number(let number)):
-            guard number.rounded() == number, number >= Double(range.lowerBound), number <= Double(range.upperBound) else {
+            // Int(exactly:) rather than Int(_:): Double(range.upperBound) rounds Int.max up to
+            // 2^63, which passes the comparison and would trap the conversion.
+            guard number.rounded() == number, number >= Double(range.lowerBound), number <= Double(range.upperBound),
+                  let value = Int(exactly: number), range.contains(value) else {
                 problems[field] = "must be an integer from \(range.lowerBound) to \(range.upperBound)"
                 return nil
             }
-            return Int(number)
+            return value
         default:
             problems[field] = "must be an integer"
             return nil
