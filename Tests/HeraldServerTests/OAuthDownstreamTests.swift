@@ -36,6 +36,28 @@ struct OAuthDownstreamTests {
         }
     }
 
+    /// Issue #20: a redirect URI the admin removed still received codes from pending
+    /// authorizations, and its codes still exchanged. Both steps revalidate it now.
+    @Test("a redirect URI removed after /authorize receives no code, and its codes exchange for nothing", arguments: Backend.allCases)
+    func removedRedirectURIIsRevalidated(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            let account = try await fixture.account()
+            let code = try await fixture.code(accountID: account)
+            _ = try await fixture.authorize(state: "pending-before-removal")
+            let removed = try await herald.admin("PATCH", "/api/admin/realms/\(OAuthFixture.realm)/clients/\(OAuthFixture.publicClient)",
+                                                 json: ["redirectUris": ["https://app.acme.example/q?x=1"]])
+            #expect(removed.status == 200)
+            await #expect(throws: GrantsError(.invalidDownstreamState,
+                                              "The pending authorization's redirect_uri is no longer registered")) {
+                _ = try await fixture.complete(state: "pending-before-removal", accountID: account)
+            }
+            let exchanged = try await fixture.exchange(code)
+            #expect(exchanged.status == 400)
+            #expect(exchanged.json["error"]?.stringValue == "invalid_grant")
+        }
+    }
+
     @Test("a registered redirect URI with a query gets the parameters appended with &", arguments: Backend.allCases)
     func appendsToExistingQuery(backend: Backend) async throws {
         try await RunningHerald.with(backend: backend) { herald in

@@ -78,8 +78,14 @@ public struct DownstreamAuthorizations: Sendable {
         else {
             throw GrantsError(.invalidDownstreamState, "No pending authorization matches this downstream state")
         }
-        let code = Self.codePrefix + SecureRandom.token(byteCount: 32)
         let redirectURI = try pending.string("redirect_uri")
+        // The client may have changed since /authorize: a redirect URI the admin removed (or a
+        // client disabled meanwhile) must not receive a code. Throwing rolls the consumption back.
+        guard let client = try ClientAppStore.load(db, realmID: realmID, clientID: clientID), client.enabled,
+              client.redirectUris.contains(redirectURI) else {
+            throw GrantsError(.invalidDownstreamState, "The pending authorization's redirect_uri is no longer registered")
+        }
+        let code = Self.codePrefix + SecureRandom.token(byteCount: 32)
         try db.execute("""
             INSERT INTO authorization_codes (code_hash, realm_id, client_id, redirect_uri, code_challenge, scope,
                 nonce, account_id, auth_time, created_at, expires_at)

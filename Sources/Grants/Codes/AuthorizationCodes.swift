@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import Realms
 import Storage
 
 /// Redeems authorization codes at the token endpoint. A code is burnt by its first
@@ -50,6 +51,12 @@ public struct AuthorizationCodes: Sendable {
             }
             guard try row.string("redirect_uri") == redirectURI else {
                 return .rejected(GrantsError(.invalidGrant, "redirect_uri does not match the authorization request"))
+            }
+            // Revalidated at exchange too: the code burns, but a URI removed since it was issued
+            // gets no tokens.
+            guard let client = try ClientAppStore.load(db, realmID: realmID, clientID: clientID),
+                  client.redirectUris.contains(redirectURI) else {
+                return .rejected(GrantsError(.invalidGrant, "redirect_uri is no longer registered for this client"))
             }
             guard PKCE.verify(verifier: codeVerifier, challenge: try row.string("code_challenge")) else {
                 return .rejected(GrantsError(.invalidGrant, "code_verifier does not match the code_challenge"))

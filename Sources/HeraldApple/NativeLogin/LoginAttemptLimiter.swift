@@ -3,7 +3,7 @@ import Realms
 import Storage
 import Synchronization
 
-/// Counts failed logins per (realm, client IP) in fixed windows stored in the database, so
+/// Counts failed logins per (realm, client key: `RateLimitKey`) in fixed windows stored in the database, so
 /// several Herald nodes share one count. A window is keyed by its start (unix seconds).
 public final class LoginAttemptLimiter: Sendable {
     /// The `login` module's schema; apply with `Database.migrate`.
@@ -48,7 +48,7 @@ public final class LoginAttemptLimiter: Sendable {
         let start = at - at % window
         let failures = try db.queryOne(
             "SELECT failures FROM login_failures WHERE realm_id = ? AND client_ip = ? AND window_start = ?",
-            .text(realmID), .text(clientIP), .integer(start))?.int("failures") ?? 0
+            .text(realmID), .text(RateLimitKey.key(forClientIP: clientIP)), .integer(start))?.int("failures") ?? 0
         guard failures >= Int64(limit.failuresPerWindow) else { return nil }
         return Int(max(1, start + window - at))
     }
@@ -67,7 +67,7 @@ public final class LoginAttemptLimiter: Sendable {
             try db.execute("""
                 INSERT INTO login_failures (realm_id, client_ip, window_start, failures) VALUES (?, ?, ?, 1)
                 ON CONFLICT (realm_id, client_ip, window_start) DO UPDATE SET failures = login_failures.failures + 1
-                """, .text(realmID), .text(clientIP), .integer(start))
+                """, .text(realmID), .text(RateLimitKey.key(forClientIP: clientIP)), .integer(start))
             if purge {
                 try db.execute("DELETE FROM login_failures WHERE window_start < ?", .integer(at - Self.retentionSeconds))
             }
