@@ -11,32 +11,8 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
-binary="${1:-${HERALD_BIN:-}}"
-if [ -z "$binary" ] || [ ! -x "$binary" ]; then
-    echo "usage: $0 PATH_TO_HERALD_BINARY (e.g. .build/debug/herald)" >&2
-    exit 2
-fi
-binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
-
-python="${PYTHON:-python3}"
-if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
-    echo "interop: $python lacks venv/ensurepip (on Debian: apt-get install python3-venv)" >&2
-    exit 2
-fi
-
-cleanup_venv=""
-venv="${HERALD_INTEROP_VENV:-}"
-if [ -z "$venv" ]; then
-    venv="$(mktemp -d -t herald-interop-venv.XXXXXX)"
-    cleanup_venv="$venv"
-fi
-trap '[ -n "$cleanup_venv" ] && rm -rf "$cleanup_venv"' EXIT
-
-if [ ! -x "$venv/bin/python" ]; then
-    "$python" -m venv "$venv"
-fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    -r "$here/requirements.txt"
+stage=interop; venv_variable=HERALD_INTEROP_VENV
+. "$here/../../scripts/python-stage.sh" "$@"
 
 cd "$here"
 HERALD_BIN="$binary" "$venv/bin/python" -m pytest -q -p no:cacheprovider "$here"

@@ -17,11 +17,13 @@ public struct AuthorizationCodes: Sendable {
         self.now = now
     }
 
-    /// Checks and burns `code` for `clientID`. Unknown codes, codes of another client or realm,
-    /// expired codes, a different redirect URI and a verifier whose S256 differs from the
-    /// challenge all end in `.rejected`; a used code ends in `.replayed`.
-    public func redeem(realmID: String, clientID: String, code: String, redirectURI: String,
+    /// Checks and burns `code` for `client` (authenticated, as this request read it: its current
+    /// redirect URIs need no read in the write transaction). Unknown codes, codes of another
+    /// client or realm, expired codes, a different or since-removed redirect URI and a verifier
+    /// whose S256 differs from the challenge all end in `.rejected`; a used code ends in `.replayed`.
+    public func redeem(realmID: String, client: ClientApp, code: String, redirectURI: String,
                        codeVerifier: String) async throws -> CodeRedemption {
+        let clientID = client.clientId
         let at = now().unixSeconds
         let codeHash = SHA256.hash(Array(code.utf8))
         return try await database.write { db -> CodeRedemption in
@@ -54,8 +56,7 @@ public struct AuthorizationCodes: Sendable {
             }
             // Revalidated at exchange too: the code burns, but a URI removed since it was issued
             // gets no tokens.
-            guard let client = try ClientAppStore.load(db, realmID: realmID, clientID: clientID),
-                  client.redirectUris.contains(redirectURI) else {
+            guard client.redirectUris.contains(redirectURI) else {
                 return .rejected(GrantsError(.invalidGrant, "redirect_uri is no longer registered for this client"))
             }
             guard PKCE.verify(verifier: codeVerifier, challenge: try row.string("code_challenge")) else {

@@ -59,7 +59,7 @@ struct TokenEndpoint: Sendable {
             throw GrantsError(.invalidRequest, "code_verifier must be 43-128 characters of [A-Za-z0-9-._~]")
         }
         let grant: AuthorizationCodeGrant
-        switch try await codes.redeem(realmID: realm.id, clientID: client.clientId, code: code,
+        switch try await codes.redeem(realmID: realm.id, client: client, code: code,
                                       redirectURI: redirectURI, codeVerifier: verifier) {
         case .granted(let granted):
             grant = granted
