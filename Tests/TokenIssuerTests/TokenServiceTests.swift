@@ -143,4 +143,36 @@ struct TokenServiceTests {
         retired = try #require(try await ring.keys(realmID: "acme").first { $0.status == "retired" && $0.publishUntil ?? 0 > (retired.publishUntil ?? 0) })
         #expect(retired.publishUntil == (retired.retiredAt ?? 0) + 86_400 + SigningKeyRing.retentionLeeway)
     }
+
+    @Test("an access token verifies only while its key is published: a key past publish_until verifies nothing, even once cached as active",
+          arguments: Backend.allCases)
+    func unpublishedKeyVerifiesNothing(backend: Backend) async throws {
+        let fixture = try await TokenFixture(backend)
+        let tokens = fixture.tokens
+        // Issued with a lifetime longer than the realm's (an operator lowered it afterwards), so
+        // the token outlives its key's publication.
+        var request = fixture.request()
+        request.accessTokenTTL = 86_000
+        request.refreshTokenTTL = 90_000
+        let issued = try await tokens.startSession(request)
+        guard case .valid = await tokens.validateAccessToken(issued.accessToken, realmID: "acme") else {
+            Issue.record("a fresh token must verify")
+            return
+        }
+        let ring = SigningKeyRing(database: fixture.database, masterKey: fixture.masterKey, now: fixture.clock.closure)
+        _ = try await ring.rotate(realmID: "acme", context: ChangeContext(actor: "test"))
+        let retired = try #require(try await ring.keys(realmID: "acme").first { $0.status == "retired" })
+        let publishUntil = try #require(retired.publishUntil)
+
+        fixture.clock.advance(by: Double(publishUntil - fixture.clock.now.unixSeconds - 1))
+        guard case .valid = await tokens.validateAccessToken(issued.accessToken, realmID: "acme") else {
+            Issue.record("a retired key verifies while it is published")
+            return
+        }
+        fixture.clock.advance(by: 1)
+        #expect(try await ring.publishedKeys(realmID: "acme").allSatisfy { $0.kid != retired.kid })
+        #expect(await tokens.validateAccessToken(issued.accessToken, realmID: "acme") == .invalid)
+        // A service that never cached the key refuses it as well.
+        #expect(await fixture.tokens.validateAccessToken(issued.accessToken, realmID: "acme") == .invalid)
+    }
 }

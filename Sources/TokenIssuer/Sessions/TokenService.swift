@@ -69,7 +69,8 @@ public final class TokenService: Sendable {
         }
         let key = try Self.activeKey(db, realmID: request.realmID)
         // Cached after the first use of a kid; the first open is one AES-GCM open and a parse.
-        _ = try keys.privateKey(kid: key.kid, realmID: request.realmID, sealed: key.sealed, masterKey: masterKey)
+        _ = try keys.privateKey(kid: key.kid, realmID: request.realmID, sealed: key.sealed, masterKey: masterKey,
+                               at: at)
         try db.execute("""
             INSERT INTO sessions (id, realm_id, client_id, client_instance, account_id, scope, client_ip, ip_binding,
                 auth_time, access_token_ttl, created_at, expires_at)
@@ -296,20 +297,30 @@ public final class TokenService: Sendable {
                                  exp: exp, iat: iat, jti: jti)
     }
 
-    /// A verification key by kid: cached, else read from the database (any status: tokens of a
-    /// retired key verify until they expire).
+    /// A verification key by kid, only while the key is published (active, or retired and
+    /// before its `publish_until`): the same rule as the realm's `jwks.json`, so Herald accepts
+    /// no token a relying party that trusts the JWKS would reject. Cached until the entry's
+    /// `trustedUntil`; a storage error is nil here and the token is refused.
     private func publishedKey(kid: String) async -> SigningKeyCache.PublishedKey? {
-        if let cached = keys.publicKey(kid: kid) { return cached }
+        let at = now().unixSeconds
+        if let cached = keys.publicKey(kid: kid, at: at) { return cached }
         guard kid.utf8.count <= 64 else { return nil }
         let row = try? await database.read { db in
-            try db.queryOne("SELECT realm_id, public_jwk FROM signing_keys WHERE kid = ?", .text(kid)).map {
-                (realmID: try $0.string("realm_id"), jwk: try $0.string("public_jwk"))
+            try db.queryOne("SELECT realm_id, public_jwk, status, publish_until FROM signing_keys WHERE kid = ?",
+                            .text(kid)).map {
+                (realmID: try $0.string("realm_id"), jwk: try $0.string("public_jwk"),
+                 active: try $0.string("status") == "active", publishUntil: try $0.optionalInt("publish_until"))
             }
         }
-        guard let row,
-              let jwk = try? JSONDecoder().decode(JWK.self, from: Data(row.jwk.utf8)),
+        guard let row else { return nil }
+        let trustedUntil = row.active ? at + SigningKeyCache.activeRecheckInterval : row.publishUntil ?? at
+        guard at < trustedUntil else {
+            keys.forget(kid: kid)
+            return nil
+        }
+        guard let jwk = try? JSONDecoder().decode(JWK.self, from: Data(row.jwk.utf8)),
               let key = try? jwk.publicKey() else { return nil }
-        let published = SigningKeyCache.PublishedKey(realmID: row.realmID, key: key)
+        let published = SigningKeyCache.PublishedKey(realmID: row.realmID, key: key, trustedUntil: trustedUntil)
         keys.remember(kid: kid, published)
         return published
     }
@@ -320,7 +331,7 @@ public final class TokenService: Sendable {
                       nonce: String?, at: Int64) throws -> IssuedTokens {
         let key = material.key
         let privateKey = try keys.privateKey(kid: key.kid, realmID: session.realmID, sealed: key.sealed,
-                                             masterKey: masterKey)
+                                             masterKey: masterKey, at: at)
         let issuer = issuer(realmID: session.realmID)
         // An access token never outlives its session.
         let accessTTL = Int(max(1, min(Int64(session.accessTokenTTL), session.expiresAt - at)))
