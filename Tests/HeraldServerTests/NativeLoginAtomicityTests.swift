@@ -95,7 +95,7 @@ struct NativeLoginAtomicityTests {
             let oauth = try await Self.thirdParty(fixture)
             let database = fixture.herald.application.context.database
             try expectStatus(200, await oauth.authorize(state: "st-used", json: true))
-            try expectStatus(200, await Self.branchB(fixture, subject: "sub.first.user", state: "st-used"))
+            try expectStatus(200, await Self.branchB(fixture, subject: "sub.first.user", state: oauth.downstreamState(for: "st-used")))
             try expectStatus(200, await oauth.authorize(state: "st-foreign", json: true))
             let before = try await Self.counts(database)
 
@@ -105,7 +105,8 @@ struct NativeLoginAtomicityTests {
                 let subject = "sub.refused.\(index)"
                 let nonce = fixture.freshNonce()
                 let token = fixture.token(subject: subject, nonce: nonce, email: "refused\(index)@example.com")
-                let refused = try await Self.branchB(fixture, token: token, nonce: nonce, state: state, client: client)
+                let refused = try await Self.branchB(fixture, token: token, nonce: nonce,
+                                                     state: oauth.downstreamState(for: state), client: client)
                 #expect(refused.status == 400, "\(state): \(refused.text)")
                 #expect(refused.code == "invalid_downstream_state")
                 #expect(try await Self.counts(database) == before, "\(state)")
@@ -118,7 +119,7 @@ struct NativeLoginAtomicityTests {
                 #expect(again.json["details"]?["reason"]?.stringValue == "replayed")
             }
             // The refusal by another client did not consume the pending authorization.
-            try expectStatus(200, await Self.branchB(fixture, subject: "sub.foreign.owner", state: "st-foreign"))
+            try expectStatus(200, await Self.branchB(fixture, subject: "sub.foreign.owner", state: oauth.downstreamState(for: "st-foreign")))
             #expect(try await Self.counts(database).codes == before.codes + 1)
         }
     }
@@ -131,7 +132,7 @@ struct NativeLoginAtomicityTests {
             let fullName: JSONValue = ["givenName": "Grace", "familyName": "Hopper"]
 
             let refused = try await Self.branchB(fixture, subject: "sub.fill", email: "grace@example.com",
-                                                 state: "st-unknown", fullName: fullName)
+                                                 state: oauth.downstreamState(for: "st-unknown"), fullName: fullName)
             #expect(refused.status == 400)
             #expect(refused.code == "invalid_downstream_state")
             var account = try await fixture.admin("GET", "/api/admin/realms/acme/accounts/\(id)")
@@ -142,7 +143,7 @@ struct NativeLoginAtomicityTests {
             // A valid state does fill them (so the refused one was undone, not ignored).
             try expectStatus(200, await oauth.authorize(state: "st-fill", json: true))
             let completed = try await Self.branchB(fixture, subject: "sub.fill", email: "grace@example.com",
-                                                   state: "st-fill", fullName: fullName)
+                                                   state: oauth.downstreamState(for: "st-fill"), fullName: fullName)
             try expectStatus(200, completed)
             account = try await fixture.admin("GET", "/api/admin/realms/acme/accounts/\(id)")
             #expect(account.json["email"] == "grace@example.com", "\(account.text)")
@@ -158,7 +159,7 @@ struct NativeLoginAtomicityTests {
             let database = fixture.herald.application.context.database
             let before = try await Self.counts(database)
             try expectStatus(200, await oauth.authorize(state: "st-valid", json: true))
-            let login = try await Self.branchB(fixture, subject: "sub.valid", state: "st-valid")
+            let login = try await Self.branchB(fixture, subject: "sub.valid", state: oauth.downstreamState(for: "st-valid"))
             try expectStatus(200, login)
             let redirect = login.string("redirectUri")
             #expect(redirect.hasPrefix(OAuthFixture.redirect + "?code=ac_"))
@@ -187,6 +188,7 @@ struct NativeLoginAtomicityTests {
             let oauth = try await Self.thirdParty(fixture)
             let database = fixture.herald.application.context.database
             try expectStatus(200, await oauth.authorize(state: "st-race", json: true))
+            let handle = oauth.downstreamState(for: "st-race")
             let before = try await Self.counts(database)
             let count = 8
             let requests = (0..<count).map { index in
@@ -195,7 +197,7 @@ struct NativeLoginAtomicityTests {
             }
             let results = await concurrently(count) { index in
                 try fixture.loginBlocking(token: requests[index].0, nonce: requests[index].1, clientID: OAuthFixture.publicClient,
-                                          extra: ["downstreamState": "st-race"])
+                                          extra: ["downstreamState": .string(handle)])
             }
             let responses = try results.map { try $0.get() }
             let winners = responses.filter { $0.status == 200 }
@@ -218,7 +220,7 @@ struct NativeLoginAtomicityTests {
         return OAuthFixture(herald: fixture.herald, secret: "", otherSecret: "")
     }
 
-    /// A branch B native login of `subject` (a fresh token) with `state`.
+    /// A branch B native login of `subject` (a fresh token) presenting `state` as its downstream state.
     static func branchB(_ fixture: NativeLoginFixture, subject: String, email: String? = "someone@example.com",
                         state: String, client: String = OAuthFixture.publicClient,
                         fullName: JSONValue? = nil) async throws -> TestHTTPClient.Response {

@@ -19,7 +19,7 @@ struct NativeLoginBranchBTests {
             let seen = Mutex<DownstreamCompletionRequest?>(nil)
             let login = Self.login(fixture) { _, request in
                 seen.withLock { $0 = request }
-                return "https://partner.example/callback?code=ac_x&state=\(request.state)&iss=\(request.issuer)"
+                return "https://partner.example/callback?code=ac_x&state=\(request.downstreamState)&iss=\(request.issuer)"
             }
             let nonce = fixture.freshNonce()
             let result = try await login.login(NativeLoginRequest(
@@ -30,7 +30,7 @@ struct NativeLoginBranchBTests {
                 return
             }
             let request = try #require(seen.withLock { $0 })
-            #expect(request.realmID == "acme" && request.clientID == "partner" && request.state == "st-1")
+            #expect(request.realmID == "acme" && request.clientID == "partner" && request.downstreamState == "st-1")
             #expect(request.accountID == accountID)
             #expect(request.issuer == fixture.herald.application.context.issuer(realmID: "acme"))
             #expect(redirect.hasPrefix("https://partner.example/callback?code=ac_x&state=st-1"))

@@ -15,7 +15,8 @@ struct OAuthAuthorizeTests {
             #expect(response.status == 302)
             let location = try #require(response.header("Location"))
             #expect(location.hasPrefix(OAuthFixture.loginURL + "?"))
-            #expect(queryParameters(location) == ["downstreamState": "a b&c"])
+            #expect(queryParameters(location) == ["downstreamState": fixture.downstreamState(for: "a b&c")])
+            #expect(fixture.downstreamState(for: "a b&c").hasPrefix(DownstreamAuthorizations.downstreamStatePrefix))
             #expect(response.header("Cache-Control") == "no-store")
         }
     }
@@ -26,7 +27,8 @@ struct OAuthAuthorizeTests {
             let fixture = try await OAuthFixture.make(herald, realmFields: [:])
             let response = try await fixture.authorize(json: true)
             #expect(response.status == 200)
-            #expect(response.json["downstreamState"] == "st-123")
+            let handle = try #require(response.json["downstreamState"]?.stringValue)
+            #expect(handle.hasPrefix(DownstreamAuthorizations.downstreamStatePrefix) && handle != "st-123")
             #expect(response.json["expiresIn"] == 600)
         }
     }

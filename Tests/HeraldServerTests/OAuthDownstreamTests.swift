@@ -104,7 +104,8 @@ struct OAuthDownstreamTests {
             await #expect(throws: GrantsError.self) {
                 _ = try await database.write(isolation: .readCommitted) { db in
                     try grants.completeDownstream(in: db, realmID: "other", issuer: "x", clientID: OAuthFixture.publicClient,
-                                                  state: "st-123", accountID: "a", authTime: 0)
+                                                  downstreamState: fixture.downstreamState(for: "st-123"), accountID: "a",
+                                                  authTime: 0)
                 }
             }
             _ = try await fixture.complete(accountID: "acct-1")
@@ -123,9 +124,10 @@ struct OAuthDownstreamTests {
             let database = herald.application.context.database
             let grants = DownstreamAuthorizations(database: database, now: herald.application.context.now)
             let issuer = fixture.issuer
+            let handle = fixture.downstreamState(for: "st-123")
             @Sendable func consume(_ db: any SQLExecutor) throws -> String {
                 try grants.completeDownstream(in: db, realmID: OAuthFixture.realm, issuer: issuer,
-                                              clientID: OAuthFixture.publicClient, state: "st-123", accountID: "acct-1",
+                                              clientID: OAuthFixture.publicClient, downstreamState: handle, accountID: "acct-1",
                                               authTime: 0)
             }
             struct Undo: Error {}

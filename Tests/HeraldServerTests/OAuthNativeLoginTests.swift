@@ -24,14 +24,19 @@ struct OAuthNativeLoginTests {
         }
     }
 
+    /// Native login completing the authorization /authorize started with the backend's `state`
+    /// (the app presents the handle /authorize returned for it), or presenting `downstreamState`
+    /// verbatim when given.
     static func nativeLogin(_ fixture: OAuthFixture, state: String, client: String = OAuthFixture.publicClient,
+                            downstreamState: String? = nil,
                             nonce: String = "raw-\(UUID().uuidString)") async throws -> TestHTTPClient.Response {
         let token = AppleTokenMinter(keys: appleKeys, now: Date()).token { spec in
             spec.claims["nonce"] = .string(AppleTokenMinter.nonceClaim(for: nonce))
             spec.claims["email"] = "appleseed@example.com"
         }
         let body = JSONValue.object(["identityToken": .string(token), "clientId": .string(client), "nonce": .string(nonce),
-                                     "downstreamState": .string(state), "fullName": ["givenName": "Johnny", "familyName": "Appleseed"]])
+                                     "downstreamState": .string(downstreamState ?? fixture.downstreamState(for: state)),
+                                     "fullName": ["givenName": "Johnny", "familyName": "Appleseed"]])
         return try await fixture.herald.request("POST", "/api/oauth/acme/apple/native-login",
                                                 headers: [("Content-Type", "application/json")],
                                                 body: Array(try JSONEncoder().encode(body)))
@@ -77,6 +82,30 @@ struct OAuthNativeLoginTests {
             #expect(unknown.json["code"] == "invalid_downstream_state")
             // The refused attempt of another client did not consume it.
             #expect(try await Self.nativeLogin(fixture, state: "flow-2").status == 200)
+        }
+    }
+
+    @Test("the backend's own state completes nothing: only the handle /authorize returned, stored hashed, does")
+    func backendStateIsNoCapability() async throws {
+        try await Self.with { fixture in
+            #expect(try await fixture.authorize(state: "flow-3", json: true).status == 200)
+            let handle = fixture.downstreamState(for: "flow-3")
+            #expect(handle.hasPrefix(DownstreamAuthorizations.downstreamStatePrefix) && handle.utf8.count == 46)
+            let withBackendState = try await Self.nativeLogin(fixture, state: "flow-3", downstreamState: "flow-3")
+            #expect(withBackendState.status == 400)
+            #expect(withBackendState.json["code"] == "invalid_downstream_state")
+
+            let stored = try await fixture.herald.application.context.database.read { db in
+                try db.query("SELECT state, handle_hash FROM pending_authorizations").map {
+                    (state: try $0.string("state"), hash: try $0.bytes("handle_hash"))
+                }
+            }
+            #expect(stored.count == 1 && stored.first?.state == "flow-3")
+            #expect(stored.first?.hash == SHA256.hash(Array(handle.utf8)))
+
+            let login = try await Self.nativeLogin(fixture, state: "flow-3")
+            #expect(login.status == 200, "\(login.text)")
+            #expect(queryParameters(try #require(login.json["redirectUri"]?.stringValue))["state"] == "flow-3")
         }
     }
 }

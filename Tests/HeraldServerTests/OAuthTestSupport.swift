@@ -43,6 +43,8 @@ struct OAuthFixture {
     let secret: String
     /// The other (confidential) client's secret.
     let otherSecret: String
+    /// The downstream state handle /authorize returned, by the backend's `state`.
+    let handles = DownstreamHandles()
 
     /// Creates the realm and clients through the admin API.
     static func make(_ herald: RunningHerald, realmFields: [String: JSONValue] = ["loginUrl": .string(loginURL)]) async throws -> OAuthFixture {
@@ -85,9 +87,18 @@ struct OAuthFixture {
     func authorize(client: String = publicClient, state: String = "st-123", _ overrides: [String: String?] = [:],
                    json: Bool = false) async throws -> TestHTTPClient.Response {
         let headers = json ? [("Accept", "application/json")] : []
-        return try await herald.request("GET", "/api/oauth/\(Self.realm)/authorize?"
-                                      + Self.authorizeQuery(client: client, state: state, overrides), headers: headers)
+        let response = try await herald.request("GET", "/api/oauth/\(Self.realm)/authorize?"
+                                                + Self.authorizeQuery(client: client, state: state, overrides),
+                                                headers: headers)
+        let handle = json ? response.json["downstreamState"]?.stringValue
+                          : response.header("Location").flatMap { queryParameters($0)["downstreamState"] }
+        if let handle { handles.record(handle, forState: overrides["state"].flatMap { $0 } ?? state) }
+        return response
     }
+
+    /// The handle /authorize returned for `state`, or `state` itself when it returned none (so
+    /// a test can present an unknown value).
+    func downstreamState(for state: String) -> String { handles.handle(forState: state) ?? state }
 
     /// The branch B step alone, in a READ COMMITTED write transaction of its own (native login
     /// runs it inside the login's).
@@ -96,11 +107,21 @@ struct OAuthFixture {
         let context = herald.application.context
         let grants = DownstreamAuthorizations(database: context.database, now: context.now)
         let issuer = self.issuer
+        let handle = downstreamState(for: state)
         return try await context.database.write(isolation: .readCommitted) { db in
-            try grants.completeDownstream(in: db, realmID: Self.realm, issuer: issuer, clientID: client, state: state,
-                                          accountID: accountID, authTime: authTime)
+            try grants.completeDownstream(in: db, realmID: Self.realm, issuer: issuer, clientID: client,
+                                          downstreamState: handle, accountID: accountID, authTime: authTime)
         }
     }
+}
+
+/// The downstream state handles a fixture's /authorize calls returned (the latest per state).
+final class DownstreamHandles: Sendable {
+    private let byState = Mutex<[String: String]>([:])
+
+    func record(_ handle: String, forState state: String) { byState.withLock { $0[state] = handle } }
+
+    func handle(forState state: String) -> String? { byState.withLock { $0[state] } }
 }
 
 /// The query parameters of a URL (form-decoded), by name.

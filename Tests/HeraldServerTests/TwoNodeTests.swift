@@ -57,11 +57,12 @@ struct TwoNodeTests {
             ]))
             let onA = OAuthFixture(herald: nodes.a.herald, secret: "", otherSecret: "")
             try expectStatus(200, await onA.authorize(state: "flow-2n", json: true))
+            let handle = onA.downstreamState(for: "flow-2n")
 
             let nonce = nodes.b.freshNonce()
             let login = try await nodes.b.login(token: nodes.b.token(subject: "sub.two.nodes", nonce: nonce), nonce: nonce,
                                                 clientID: OAuthFixture.publicClient,
-                                                extra: ["downstreamState": "flow-2n"])
+                                                extra: ["downstreamState": .string(handle)])
             try expectStatus(200, login)
             let code = try #require(queryParameters(login.string("redirectUri"))["code"])
 
@@ -77,7 +78,7 @@ struct TwoNodeTests {
             let nonce2 = nodes.a.freshNonce()
             let replayedState = try await nodes.a.login(token: nodes.a.token(subject: "sub.two.nodes", nonce: nonce2),
                                                         nonce: nonce2, clientID: OAuthFixture.publicClient,
-                                                        extra: ["downstreamState": "flow-2n"])
+                                                        extra: ["downstreamState": .string(handle)])
             #expect(replayedState.code == "invalid_downstream_state", "\(replayedState.status) \(replayedState.text)")
         }
     }

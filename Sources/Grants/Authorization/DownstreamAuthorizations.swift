@@ -3,8 +3,11 @@ import JOSE
 import Realms
 import Storage
 
-/// Pending third-party authorizations (keyed by realm and `state`) and the branch B step
-/// that turns one into a one-time authorization code within the user's native login.
+/// Pending third-party authorizations and the branch B step that turns one into a one-time
+/// authorization code within the user's native login. A pending authorization is completed
+/// with its `downstreamState`: a handle Herald generates (256 random bits, stored hashed), not
+/// the backend's `state`, so a guessable backend state is no capability and the database holds
+/// nothing that completes a login. The backend's `state` is kept to be echoed in the redirect.
 public struct DownstreamAuthorizations: Sendable {
     /// How long a pending authorization waits for the login, in seconds.
     public static let pendingTTL: Int64 = 600
@@ -12,6 +15,8 @@ public struct DownstreamAuthorizations: Sendable {
     public static let defaultCodeTTL: Int64 = 60
     /// Prefix of issued codes, so they are recognisable in support conversations.
     public static let codePrefix = "ac_"
+    /// Prefix of downstream state handles, likewise.
+    public static let downstreamStatePrefix = "ds_"
 
     private let database: any Database
     private let now: @Sendable () -> Date
@@ -31,35 +36,38 @@ public struct DownstreamAuthorizations: Sendable {
     public func begin(realmID: String, _ request: AuthorizationRequest) async throws -> PendingAuthorization {
         let at = now().unixSeconds
         let expiresAt = at + Self.pendingTTL
+        let handle = Self.downstreamStatePrefix + SecureRandom.token(byteCount: 32)
         let inserted = try await database.write { db in
             // Expired rows are garbage; dropping them here keeps the table small without a job.
             try db.execute("DELETE FROM pending_authorizations WHERE expires_at <= ?", .integer(at - Self.pendingTTL))
             try db.execute("DELETE FROM authorization_codes WHERE expires_at <= ?", .integer(at - 86_400))
             return try db.execute("""
-                INSERT INTO pending_authorizations (realm_id, state, client_id, redirect_uri, code_challenge, scope,
-                    nonce, created_at, expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (realm_id, state) DO UPDATE SET client_id = excluded.client_id,
+                INSERT INTO pending_authorizations (realm_id, state, handle_hash, client_id, redirect_uri,
+                    code_challenge, scope, nonce, created_at, expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (realm_id, state) DO UPDATE SET handle_hash = excluded.handle_hash,
+                    client_id = excluded.client_id,
                     redirect_uri = excluded.redirect_uri, code_challenge = excluded.code_challenge,
                     scope = excluded.scope, nonce = excluded.nonce, created_at = excluded.created_at,
                     expires_at = excluded.expires_at, consumed_at = NULL
                 WHERE pending_authorizations.expires_at <= ?
                 """,
-                .text(realmID), .text(request.state), .text(request.clientID), .text(request.redirectURI),
+                .text(realmID), .text(request.state), .blob(SHA256.hash(Array(handle.utf8))),
+                .text(request.clientID), .text(request.redirectURI),
                 .text(request.codeChallenge), .text(Scope.format(request.scope)), .optional(request.nonce),
                 .integer(at), .integer(expiresAt), .integer(at))
         }
         guard inserted > 0 else { throw GrantsError(.invalidRequest, "state is already pending") }
-        return PendingAuthorization(realmID: realmID, request: request, expiresAt: expiresAt,
-                                    expiresIn: Int(Self.pendingTTL))
+        return PendingAuthorization(realmID: realmID, request: request, downstreamState: handle,
+                                    expiresAt: expiresAt, expiresIn: Int(Self.pendingTTL))
     }
 
     /// Branch B of native login, inside the login's own write transaction `db` (it commits the
     /// code together with the account it is for, or neither): consumes the pending
-    /// authorization (realm, state) — same client, unexpired, unused — and issues a one-time
+    /// authorization of `downstreamState` in the realm — same client, unexpired, unused — and issues a one-time
     /// code `ac_…` (256 random bits, stored hashed, `codeTTL` seconds) bound to the client,
     /// redirect URI, PKCE challenge, scope, nonce, account and auth time. Returns the redirect
-    /// URI carrying `code`, `state` and `iss`.
+    /// URI carrying `code`, the backend's `state` and `iss`.
     ///
     /// Single use rests on the conditional UPDATE alone, so it holds under READ COMMITTED (the
     /// login's isolation on PostgreSQL): a concurrent consumer of the same row waits for the
@@ -68,13 +76,14 @@ public struct DownstreamAuthorizations: Sendable {
     /// Throws `GrantsError(.invalidDownstreamState)` when no row matched (nothing was written),
     /// and storage errors unchanged, so the caller's transaction rolls back (and can be retried).
     public func completeDownstream(in db: any SQLExecutor, realmID: String, issuer: String, clientID: String,
-                                   state: String, accountID: String, authTime: Int64) throws -> String {
+                                   downstreamState: String, accountID: String, authTime: Int64) throws -> String {
         let at = now().unixSeconds
         guard let pending = try db.queryOne("""
             UPDATE pending_authorizations SET consumed_at = ?
-            WHERE realm_id = ? AND state = ? AND client_id = ? AND consumed_at IS NULL AND expires_at > ?
-            RETURNING redirect_uri, code_challenge, scope, nonce
-            """, .integer(at), .text(realmID), .text(state), .text(clientID), .integer(at))
+            WHERE handle_hash = ? AND realm_id = ? AND client_id = ? AND consumed_at IS NULL AND expires_at > ?
+            RETURNING state, redirect_uri, code_challenge, scope, nonce
+            """, .integer(at), .blob(SHA256.hash(Array(downstreamState.utf8))), .text(realmID), .text(clientID),
+            .integer(at))
         else {
             throw GrantsError(.invalidDownstreamState, "No pending authorization matches this downstream state")
         }
@@ -95,7 +104,8 @@ public struct DownstreamAuthorizations: Sendable {
             .text(try pending.string("code_challenge")), .text(try pending.string("scope")),
             .optional(try pending.optionalString("nonce")), .text(accountID), .integer(authTime),
             .integer(at), .integer(at + codeTTL))
-        return RedirectURI.appending([("code", code), ("state", state), ("iss", issuer)], to: redirectURI)
+        return RedirectURI.appending([("code", code), ("state", try pending.string("state")), ("iss", issuer)],
+                                     to: redirectURI)
     }
 }
 
@@ -103,6 +113,9 @@ public struct DownstreamAuthorizations: Sendable {
 public struct PendingAuthorization: Sendable, Equatable {
     public let realmID: String
     public let request: AuthorizationRequest
+    /// The handle the app completes the authorization with (`ds_…`); known only to the
+    /// response of /authorize, never stored.
+    public let downstreamState: String
     public let expiresAt: Int64
     public let expiresIn: Int
 }

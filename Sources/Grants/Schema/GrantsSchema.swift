@@ -46,5 +46,13 @@ public enum GrantsSchema {
             """,
             "CREATE INDEX authorization_codes_expiry ON authorization_codes (expires_at)",
         ]),
+        Migration(module: "grants", version: 2, name: "downstream state handles", statements: [
+            // The app completes a pending authorization with a Herald-generated handle instead of
+            // the backend's own `state`, which may be guessable and which the backend and browser
+            // also know. Stored only as its SHA-256 hash, like codes. Rows written before this
+            // migration have none and cannot be completed (they expire within ten minutes).
+            "ALTER TABLE pending_authorizations ADD COLUMN handle_hash BLOB",
+            "CREATE UNIQUE INDEX pending_authorizations_handle ON pending_authorizations (handle_hash)",
+        ]),
     ]
 }

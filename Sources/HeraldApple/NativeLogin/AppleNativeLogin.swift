@@ -180,7 +180,7 @@ public struct AppleNativeLogin: Sendable {
             guard let downstream else { throw NativeLoginError(.invalidDownstreamState, accountID: accountID) }
             do {
                 let redirectURI = try downstream(db, DownstreamCompletionRequest(
-                    realmID: realm.id, issuer: tokens.issuer(realmID: realm.id), clientID: client.clientId, state: state,
+                    realmID: realm.id, issuer: tokens.issuer(realmID: realm.id), clientID: client.clientId, downstreamState: state,
                     accountID: resolution.account.id, authTime: authTime))
                 return .downstream(resolution, redirectURI: redirectURI)
             } catch let error as StorageError {

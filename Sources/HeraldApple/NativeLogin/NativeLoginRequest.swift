@@ -53,13 +53,13 @@ public enum NativeLoginResult: Sendable {
     }
 }
 
-/// What branch B hands to Grants: consume the pending authorization (realm, state) and issue
-/// a one-time code for the account.
+/// What branch B hands to Grants: consume the pending authorization of `downstreamState` (the
+/// handle /authorize returned) and issue a one-time code for the account.
 public struct DownstreamCompletionRequest: Sendable {
     public let realmID: String
     public let issuer: String
     public let clientID: String
-    public let state: String
+    public let downstreamState: String
     public let accountID: String
     public let authTime: Int64
 }
@@ -67,7 +67,7 @@ public struct DownstreamCompletionRequest: Sendable {
 /// Completes branch B inside the login's write transaction (`db`, after account resolution,
 /// under the savepoint that a refusal rolls back) and returns the redirect URI (with `code`,
 /// `state`, `iss`). Synchronous: it runs on the database's thread. Throw
-/// `NativeLoginError(.invalidDownstreamState)` when the state is unknown, used, expired or of
+/// `NativeLoginError(.invalidDownstreamState)` when the handle is unknown, used, expired or of
 /// another client (the account resolution is undone, the replay claim still commits); rethrow
 /// storage errors unchanged (the whole transaction rolls back); any other error answers 500.
 public typealias DownstreamCompleter = @Sendable (any SQLExecutor, DownstreamCompletionRequest) throws -> String

@@ -48,11 +48,11 @@ struct AuthorizeEndpoint: Sendable {
                 return redirectedError(error, authorization.redirectURI, authorization.state)
             }
             if wantsJSON {
-                return HTTPResponse.json(JSONValue.object(["downstreamState": .string(authorization.state),
+                return HTTPResponse.json(JSONValue.object(["downstreamState": .string(pending.downstreamState),
                                                            "expiresIn": .number(Double(pending.expiresIn))]),
                                          noStore: true)
             }
-            return OAuthErrorResponse.found(RedirectURI.appending([("downstreamState", authorization.state)],
+            return OAuthErrorResponse.found(RedirectURI.appending([("downstreamState", pending.downstreamState)],
                                                                   to: realm.loginUrl ?? ""))
         }
     }

@@ -14,7 +14,7 @@ enum DownstreamCompletion {
             do {
                 return try authorizations.completeDownstream(
                     in: db, realmID: request.realmID, issuer: request.issuer, clientID: request.clientID,
-                    state: request.state, accountID: request.accountID, authTime: request.authTime)
+                    downstreamState: request.downstreamState, accountID: request.accountID, authTime: request.authTime)
             } catch let error as GrantsError where error.code == .invalidDownstreamState {
                 throw NativeLoginError(.invalidDownstreamState)
             }

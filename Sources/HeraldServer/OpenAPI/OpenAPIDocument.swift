@@ -458,9 +458,11 @@ paths:
       operationId: authorize
       summary: Start a third-party authorization (code + PKCE S256)
       description: |
-        Validates the request, records it as pending under `state` for 10 minutes and sends
-        the browser to the realm's `loginUrl` with `downstreamState=<state>` appended; the
-        app completes it through native login with `downstreamState`. With
+        Validates the request, records it as pending for 10 minutes and sends the browser to
+        the realm's `loginUrl` with `downstreamState=<handle>` appended: a handle Herald
+        generates (`ds_` + 256 random bits, stored only hashed), not the client's `state`,
+        which Herald keeps to echo in the final redirect. The app completes the authorization
+        through native login with that `downstreamState`. With
         `Accept: application/json` the answer is 200 `{"downstreamState","expiresIn"}` instead.
 
         An unknown or disabled client, or a redirect URI that is not registered exactly,
@@ -536,7 +538,7 @@ paths:
               schema:
                 $ref: "#/components/schemas/PendingAuthorization"
               example:
-                downstreamState: af0ifjsldkj
+                downstreamState: ds_q8Vn2xKbT0mYcW4sLr7aPj3uEh5fDg9iZo1kNb6tXyA
                 expiresIn: 600
         "302":
           description: |
@@ -1847,6 +1849,8 @@ components:
       properties:
         downstreamState:
           type: string
+          pattern: "^ds_[A-Za-z0-9_-]{43}$"
+          description: The handle native login completes this authorization with (single use, not the client's `state`).
         expiresIn:
           type: integer
     TokenRequest:
@@ -2644,7 +2648,7 @@ components:
         downstreamState:
           type: string
           maxLength: 1024
-          description: Present to complete a pending third-party authorization (branch B).
+          description: Present to complete a pending third-party authorization (branch B) — the handle /authorize returned, not the backend's `state`.
         fullName:
           description: Only Apple's first authorization returns it.
           oneOf:
