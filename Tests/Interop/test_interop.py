@@ -47,7 +47,8 @@ def login_and_get_callback(realm, client_id, scope="openid email profile", state
     location = response.headers["Location"]
     assert location.startswith(LOGIN_URL + "?")
     downstream = urllib.parse.parse_qs(urllib.parse.urlsplit(location).query)["downstreamState"][0]
-    assert downstream == state
+    # Herald's own handle, not the client's state (which only comes back in the redirect).
+    assert downstream.startswith("ds_") and downstream != state
     login = realm.native_login(downstream, client_id)
     assert login.status_code == 200, login.text
     callback = login.json()["redirectUri"]
