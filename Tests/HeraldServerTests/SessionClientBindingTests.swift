@@ -109,4 +109,34 @@ struct SessionClientBindingTests {
             #expect(gone.json["active"] == false)
         }
     }
+
+    @Test("a client made third-party or confidential after its tokens were issued loses the session API at once",
+          arguments: Backend.allCases)
+    func clientFlagsReachLiveSessions(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            let path = "/api/admin/realms/acme/clients/\(OAuthFixture.publicClient)"
+            #expect(try await herald.admin("PATCH", path, json: ["firstParty": true]).status == 200)
+            let tokens = try await exchange(fixture, client: OAuthFixture.publicClient)
+            #expect(try await me(fixture, tokens.access).status == 200)
+            let refreshed = try await sessionRefresh(fixture, tokens.refresh, client: OAuthFixture.publicClient)
+            #expect(refreshed.status == 200, "\(refreshed.text)")
+            let refresh = try #require(refreshed.json["refreshToken"]?.stringValue)
+            let access = try #require(refreshed.json["accessToken"]?.stringValue)
+
+            #expect(try await herald.admin("PATCH", path, json: ["firstParty": false]).status == 200)
+            #expect(try await me(fixture, access).json["code"] == "client_not_allowed")
+            #expect(try await sessionRefresh(fixture, refresh, client: OAuthFixture.publicClient).json["code"]
+                    == "client_not_allowed")
+
+            #expect(try await herald.admin("PATCH", path, json: ["firstParty": true, "confidential": true]).status == 200)
+            #expect(try await me(fixture, access).json["code"] == "client_not_allowed")
+            #expect(try await sessionRefresh(fixture, refresh, client: OAuthFixture.publicClient).json["code"]
+                    == "client_not_allowed")
+
+            // Made public first-party again: the refusals burnt nothing, the same token refreshes.
+            #expect(try await herald.admin("PATCH", path, json: ["confidential": false]).status == 200)
+            #expect(try await sessionRefresh(fixture, refresh, client: OAuthFixture.publicClient).status == 200)
+        }
+    }
 }
