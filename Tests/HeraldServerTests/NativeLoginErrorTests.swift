@@ -36,7 +36,8 @@ struct NativeLoginErrorTests {
         }
     }
 
-    @Test("unknown or disabled client → 400 bad_request; third-party client without downstreamState → 403", arguments: Backend.allCases)
+    @Test("unknown or disabled client → 400 bad_request; third-party or confidential client without downstreamState → 403",
+          arguments: Backend.allCases)
     func clientPreChecks(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in
             let nonce = fixture.freshNonce()
@@ -49,8 +50,14 @@ struct NativeLoginErrorTests {
             #expect(thirdParty.status == 403)
             #expect(thirdParty.code == "client_not_allowed")
 
+            // A confidential first-party client would get session tokens without its secret.
             try expectStatus(200, await fixture.admin("PATCH", "/api/admin/realms/acme/clients/ios-app",
-                                                       json: ["enabled": false]))
+                                                       json: ["confidential": true]))
+            let confidential = try await fixture.login(token: token, nonce: nonce)
+            #expect(confidential.status == 403)
+            #expect(confidential.code == "client_not_allowed")
+            try expectStatus(200, await fixture.admin("PATCH", "/api/admin/realms/acme/clients/ios-app",
+                                                       json: ["confidential": false, "enabled": false]))
             let disabled = try await fixture.login(token: token, nonce: nonce)
             #expect(disabled.status == 400)
             #expect(disabled.code == "bad_request")

@@ -49,12 +49,38 @@ struct OAuthDownstreamTests {
                                                  json: ["redirectUris": ["https://app.acme.example/q?x=1"]])
             #expect(removed.status == 200)
             await #expect(throws: GrantsError(.invalidDownstreamState,
-                                              "The pending authorization's redirect_uri is no longer registered")) {
+                                              "The pending authorization's client or redirect_uri is no longer registered")) {
                 _ = try await fixture.complete(state: "pending-before-removal", accountID: account)
             }
             let exchanged = try await fixture.exchange(code)
             #expect(exchanged.status == 400)
             #expect(exchanged.json["error"]?.stringValue == "invalid_grant")
+        }
+    }
+
+    @Test("a client deleted and created again under its id completes no earlier authorization and redeems no earlier code",
+          arguments: Backend.allCases)
+    func recreatedClientInheritsNothing(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            let account = try await fixture.account()
+            let code = try await fixture.code(accountID: account)
+            _ = try await fixture.authorize(state: "pending-before-recreation")
+            let path = "/api/admin/realms/\(OAuthFixture.realm)/clients"
+            #expect(try await herald.admin("DELETE", "\(path)/\(OAuthFixture.publicClient)").status == 204)
+            #expect(try await herald.admin("POST", path, json: [
+                "clientId": .string(OAuthFixture.publicClient), "name": "again",
+                "redirectUris": [.string(OAuthFixture.redirect)], "allowedScopes": ["openid", "profile", "email"],
+            ]).status == 201)
+            await #expect(throws: GrantsError(.invalidDownstreamState,
+                                              "The pending authorization's client or redirect_uri is no longer registered")) {
+                _ = try await fixture.complete(state: "pending-before-recreation", accountID: account)
+            }
+            let exchanged = try await fixture.exchange(code)
+            #expect(exchanged.status == 400)
+            #expect(exchanged.json["error"]?.stringValue == "invalid_grant")
+            // The new registration's own flows work.
+            #expect(try await fixture.exchange(try await fixture.code(accountID: account)).status == 200)
         }
     }
 

@@ -3,6 +3,9 @@ import Realms
 /// A validated /authorize request (RFC 6749 §4.1.1 with RFC 7636 S256).
 public struct AuthorizationRequest: Sendable, Equatable {
     public let clientID: String
+    /// The client registration it was validated against (`ClientApp.instanceID`): a client
+    /// deleted and created again under the same id does not complete or redeem it.
+    public let clientInstanceID: String
     public let redirectURI: String
     public let state: String
     public let codeChallenge: String
@@ -88,7 +91,8 @@ public struct AuthorizationRequest: Sendable, Equatable {
             }
             nonce = text
         }
-        return .accepted(AuthorizationRequest(clientID: clientID, redirectURI: redirectURI, state: state,
+        return .accepted(AuthorizationRequest(clientID: clientID, clientInstanceID: client.instanceID,
+                                              redirectURI: redirectURI, state: state,
                                               codeChallenge: challenge, scope: scope, nonce: nonce))
     }
 

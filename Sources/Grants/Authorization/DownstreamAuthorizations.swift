@@ -42,18 +42,18 @@ public struct DownstreamAuthorizations: Sendable {
             try db.execute("DELETE FROM pending_authorizations WHERE expires_at <= ?", .integer(at - Self.pendingTTL))
             try db.execute("DELETE FROM authorization_codes WHERE expires_at <= ?", .integer(at - 86_400))
             return try db.execute("""
-                INSERT INTO pending_authorizations (realm_id, state, handle_hash, client_id, redirect_uri,
-                    code_challenge, scope, nonce, created_at, expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO pending_authorizations (realm_id, state, handle_hash, client_id, client_instance,
+                    redirect_uri, code_challenge, scope, nonce, created_at, expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (realm_id, state) DO UPDATE SET handle_hash = excluded.handle_hash,
-                    client_id = excluded.client_id,
+                    client_id = excluded.client_id, client_instance = excluded.client_instance,
                     redirect_uri = excluded.redirect_uri, code_challenge = excluded.code_challenge,
                     scope = excluded.scope, nonce = excluded.nonce, created_at = excluded.created_at,
                     expires_at = excluded.expires_at, consumed_at = NULL
                 WHERE pending_authorizations.expires_at <= ?
                 """,
                 .text(realmID), .text(request.state), .blob(SHA256.hash(Array(handle.utf8))),
-                .text(request.clientID), .text(request.redirectURI),
+                .text(request.clientID), .text(request.clientInstanceID), .text(request.redirectURI),
                 .text(request.codeChallenge), .text(Scope.format(request.scope)), .optional(request.nonce),
                 .integer(at), .integer(expiresAt), .integer(at))
         }
@@ -81,26 +81,29 @@ public struct DownstreamAuthorizations: Sendable {
         guard let pending = try db.queryOne("""
             UPDATE pending_authorizations SET consumed_at = ?
             WHERE handle_hash = ? AND realm_id = ? AND client_id = ? AND consumed_at IS NULL AND expires_at > ?
-            RETURNING state, redirect_uri, code_challenge, scope, nonce
+            RETURNING state, client_instance, redirect_uri, code_challenge, scope, nonce
             """, .integer(at), .blob(SHA256.hash(Array(downstreamState.utf8))), .text(realmID), .text(clientID),
             .integer(at))
         else {
             throw GrantsError(.invalidDownstreamState, "No pending authorization matches this downstream state")
         }
         let redirectURI = try pending.string("redirect_uri")
-        // The client may have changed since /authorize: a redirect URI the admin removed (or a
-        // client disabled meanwhile) must not receive a code. Throwing rolls the consumption back.
+        // The client may have changed since /authorize: a redirect URI the admin removed, a
+        // client disabled meanwhile, or one deleted and created again must not receive a code.
+        // Throwing rolls the consumption back.
         guard let client = try ClientAppStore.load(db, realmID: realmID, clientID: clientID), client.enabled,
+              client.instanceID == (try pending.optionalString("client_instance")),
               client.redirectUris.contains(redirectURI) else {
-            throw GrantsError(.invalidDownstreamState, "The pending authorization's redirect_uri is no longer registered")
+            throw GrantsError(.invalidDownstreamState, "The pending authorization's client or redirect_uri is no longer registered")
         }
         let code = Self.codePrefix + SecureRandom.token(byteCount: 32)
         try db.execute("""
-            INSERT INTO authorization_codes (code_hash, realm_id, client_id, redirect_uri, code_challenge, scope,
-                nonce, account_id, auth_time, created_at, expires_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO authorization_codes (code_hash, realm_id, client_id, client_instance, redirect_uri,
+                code_challenge, scope, nonce, account_id, auth_time, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
-            .blob(SHA256.hash(Array(code.utf8))), .text(realmID), .text(clientID), .text(redirectURI),
+            .blob(SHA256.hash(Array(code.utf8))), .text(realmID), .text(clientID), .text(client.instanceID),
+            .text(redirectURI),
             .text(try pending.string("code_challenge")), .text(try pending.string("scope")),
             .optional(try pending.optionalString("nonce")), .text(accountID), .integer(authTime),
             .integer(at), .integer(at + codeTTL))

@@ -30,7 +30,7 @@ public struct AuthorizationCodes: Sendable {
             guard let row = try db.queryOne("""
                 UPDATE authorization_codes SET used_at = ?
                 WHERE code_hash = ? AND realm_id = ? AND client_id = ? AND used_at IS NULL
-                RETURNING redirect_uri, code_challenge, scope, nonce, account_id, auth_time, expires_at
+                RETURNING client_instance, redirect_uri, code_challenge, scope, nonce, account_id, auth_time, expires_at
                 """, .integer(at), .blob(codeHash), .text(realmID), .text(clientID))
             else {
                 // Either unknown / another client's (not burnt: whoever holds it cannot use
@@ -50,6 +50,11 @@ public struct AuthorizationCodes: Sendable {
             }
             guard try row.int("expires_at") > at else {
                 return .rejected(GrantsError(.invalidGrant, "authorization code expired"))
+            }
+            // Issued to an earlier registration of this client id (deleted, then created again):
+            // the new registration is another client and gets nothing.
+            guard try row.optionalString("client_instance") == client.instanceID else {
+                return .rejected(GrantsError(.invalidGrant, "authorization code was issued to another registration of this client"))
             }
             guard try row.string("redirect_uri") == redirectURI else {
                 return .rejected(GrantsError(.invalidGrant, "redirect_uri does not match the authorization request"))

@@ -46,13 +46,18 @@ public enum GrantsSchema {
             """,
             "CREATE INDEX authorization_codes_expiry ON authorization_codes (expires_at)",
         ]),
-        Migration(module: "grants", version: 2, name: "downstream state handles", statements: [
+        Migration(module: "grants", version: 2, name: "downstream state handles and client registrations", statements: [
             // The app completes a pending authorization with a Herald-generated handle instead of
             // the backend's own `state`, which may be guessable and which the backend and browser
             // also know. Stored only as its SHA-256 hash, like codes. Rows written before this
             // migration have none and cannot be completed (they expire within ten minutes).
             "ALTER TABLE pending_authorizations ADD COLUMN handle_hash BLOB",
             "CREATE UNIQUE INDEX pending_authorizations_handle ON pending_authorizations (handle_hash)",
+            // The client registration (`client_apps.instance_id`) each was made for, so a client
+            // deleted and created again under the same id neither completes nor redeems them.
+            // Rows from before this migration have none and are refused (they live minutes).
+            "ALTER TABLE pending_authorizations ADD COLUMN client_instance TEXT",
+            "ALTER TABLE authorization_codes ADD COLUMN client_instance TEXT",
         ]),
     ]
 }

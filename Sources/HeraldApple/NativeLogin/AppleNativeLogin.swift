@@ -83,7 +83,12 @@ public struct AppleNativeLogin: Sendable {
         }
         guard let provider = context.provider, provider.enabled else { throw NativeLoginError(.providerNotConfigured) }
         guard let client = context.client, client.enabled else { throw NativeLoginError(.unknownClient) }
-        if request.downstreamState == nil, !client.firstParty { throw NativeLoginError(.clientNotAllowed) }
+        // Branch A issues session tokens to the app without client authentication, so it serves
+        // public first-party clients only (the same rule as the session API that refreshes
+        // them); a confidential client gets tokens only at /token, authenticated.
+        if request.downstreamState == nil, !client.firstParty || client.confidential {
+            throw NativeLoginError(.clientNotAllowed)
+        }
 
         let policy = AppleVerificationPolicy(audiences: Set(provider.acceptedAudiences), nonceRequired: realm.nonceRequired,
                                              rawNonce: request.rawNonce, realmID: realm.id)

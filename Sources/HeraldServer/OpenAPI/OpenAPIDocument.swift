@@ -207,8 +207,8 @@ paths:
 
         Checks before verification: unknown or disabled realm → 404 `not_found`; Apple provider
         missing or disabled → 404 `provider_not_configured`; unknown or disabled client → 400;
-        identity token over 16 KiB → 400; branch A with a client that is not first-party → 403
-        `client_not_allowed`. Failed attempts per (realm, client IP) are limited by the realm's
+        identity token over 16 KiB → 400; branch A with a client that is not a public first-party
+        client → 403 `client_not_allowed`. Failed attempts per (realm, client IP) are limited by the realm's
         `rateLimit` (429 with `Retry-After`). Token responses carry `Cache-Control: no-store`.
       parameters:
         - $ref: "#/components/parameters/RealmId"
@@ -275,7 +275,7 @@ paths:
                   reason: audience
                 requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
         "403":
-          description: "`client_not_allowed` (branch A with a third-party client) or `account_disabled`."
+          description: "`client_not_allowed` (branch A with a third-party or confidential client) or `account_disabled`."
           content:
             application/json:
               schema:
