@@ -43,7 +43,7 @@ struct AccountDetailResponse: Encodable, Sendable {
     let identities: [Identity]
 
     private enum CodingKeys: String, CodingKey { case identities }
-    private enum IdentityKeys: String, CodingKey { case provider, openId, email, linkedAt }
+    private enum IdentityKeys: String, CodingKey { case provider, openId, email, linkedAt, emailRelayEnabled }
 
     func encode(to encoder: any Encoder) throws {
         try account.encode(to: encoder)
@@ -55,6 +55,7 @@ struct AccountDetailResponse: Encodable, Sendable {
             try item.encode(identity.openId, forKey: .openId)
             try item.encode(identity.email, forKey: .email)
             try item.encode(identity.linkedAt, forKey: .linkedAt)
+            try item.encode(identity.emailRelayEnabled, forKey: .emailRelayEnabled)
         }
     }
 }

@@ -32,11 +32,14 @@ public final class HeraldApplication: Sendable {
             let nativeLogin = AppleNativeLogin(database: database, verifier: verifier, tokens: tokens,
                                                limiter: LoginAttemptLimiter(database: database, now: now), now: now)
                 .completingDownstream(with: DownstreamCompletion.completer(database: database, now: now))
+            let appleNotifications = AppleNotificationInbox(
+                database: database, verifier: AppleNotificationVerifier(keys: jwks, now: now),
+                processor: AppleNotificationProcessor(database: database, sessions: SessionRevoker(now: now), now: now))
             let context = HeraldContext(configuration: configuration, database: database, masterKey: masterKey,
                                         logger: logger, now: now,
                                         clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
                                         metrics: HeraldMetrics(collectors: [{ jwks.metrics.prometheusText }]),
-                                        tokens: tokens, nativeLogin: nativeLogin)
+                                        tokens: tokens, nativeLogin: nativeLogin, appleNotifications: appleNotifications)
             try await HeraldBootstrap.run(context: context)
             return HeraldApplication(context: context, maintenance: maintenance)
         } catch {
@@ -97,7 +100,7 @@ public final class HeraldApplication: Sendable {
     static func routeGroups(context: HeraldContext) -> [any RouteGroup] {
         [OpsRoutes(context: context), OpenAPIRoutes(), PublicKeyRoutes(context: context),
          AdminRoutes(context: context, sessionRevoker: SessionRevoker(now: context.now)),
-         NativeLoginRoutes(context: context), SessionRoutes(context: context), OAuthRoutes(context: context)]
+         NativeLoginRoutes(context: context), AppleNotificationRoutes(context: context), SessionRoutes(context: context), OAuthRoutes(context: context)]
     }
 
     /// The routes the server answers, for the OpenAPI agreement test.

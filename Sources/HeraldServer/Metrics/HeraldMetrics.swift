@@ -18,11 +18,13 @@ public final class HeraldMetrics: Sendable {
         var requests: [RequestKey: Int] = [:]
         var latency: [String: Histogram] = [:]
         var logins: [LoginKey: Int] = [:]
+        var appleNotifications: [NotificationKey: Int] = [:]
     }
 
     /// Raw label values; escaping happens once, at render time, not per request.
     private struct RequestKey: Hashable { let route: String; let status: Int }
     private struct LoginKey: Hashable { let provider: String; let outcome: String; let reason: String }
+    private struct NotificationKey: Hashable { let type: String; let outcome: String }
 
     private let state = Mutex(State())
     /// Extra sources rendered after Herald's own (e.g. the Apple JWKS client's counters).
@@ -50,6 +52,14 @@ public final class HeraldMetrics: Sendable {
     public func recordLogin(provider: String, outcome: String, reason: String) {
         state.withLock { state in
             state.logins[LoginKey(provider: provider, outcome: outcome, reason: reason), default: 0] += 1
+        }
+    }
+
+    /// Counts one Apple server-to-server notification by event type (`unverified` when it was
+    /// refused) and outcome (`applied`, `ignored`, `duplicate`, `rejected_<reason>`, `apple_unavailable`).
+    public func recordAppleNotification(type: String, outcome: String) {
+        state.withLock { state in
+            state.appleNotifications[NotificationKey(type: type, outcome: outcome), default: 0] += 1
         }
     }
 
@@ -86,6 +96,14 @@ public final class HeraldMetrics: Sendable {
             }
             for (labels, count) in logins.sorted(by: { $0.0 < $1.0 }) {
                 text += "herald_logins_total{\(labels)} \(count)\n"
+            }
+            text += "# HELP herald_apple_notifications_total Apple server-to-server notifications by type and outcome.\n"
+            text += "# TYPE herald_apple_notifications_total counter\n"
+            let notifications = state.appleNotifications.map { key, count in
+                ("type=\"\(HeraldMetrics.escape(key.type))\",outcome=\"\(HeraldMetrics.escape(key.outcome))\"", count)
+            }
+            for (labels, count) in notifications.sorted(by: { $0.0 < $1.0 }) {
+                text += "herald_apple_notifications_total{\(labels)} \(count)\n"
             }
         }
         for collector in collectors { text += collector() }

@@ -84,17 +84,24 @@ public struct Identity: Sendable, Equatable, Codable {
     /// The email as the provider gave it, if any.
     public var email: String?
     public var linkedAt: Int64
+    /// Whether Apple forwards mail to this identity's private relay address (Apple's
+    /// `email-enabled` / `email-disabled` notifications); nil until Apple has said.
+    public var emailRelayEnabled: Bool?
 
-    public init(realmId: String, provider: String, openId: String, accountId: String, email: String?, linkedAt: Int64) {
+    public init(realmId: String, provider: String, openId: String, accountId: String, email: String?, linkedAt: Int64,
+                emailRelayEnabled: Bool? = nil) {
         self.realmId = realmId
         self.provider = provider
         self.openId = openId
         self.accountId = accountId
         self.email = email
         self.linkedAt = linkedAt
+        self.emailRelayEnabled = emailRelayEnabled
     }
 
-    private enum CodingKeys: String, CodingKey { case realmId, provider, openId, accountId, email, linkedAt }
+    private enum CodingKeys: String, CodingKey {
+        case realmId, provider, openId, accountId, email, linkedAt, emailRelayEnabled
+    }
 
     // Written out so a missing email is `null`, not an absent key.
     public func encode(to encoder: any Encoder) throws {
@@ -105,5 +112,6 @@ public struct Identity: Sendable, Equatable, Codable {
         try container.encode(accountId, forKey: .accountId)
         try container.encode(email, forKey: .email)
         try container.encode(linkedAt, forKey: .linkedAt)
+        try container.encode(emailRelayEnabled, forKey: .emailRelayEnabled)
     }
 }

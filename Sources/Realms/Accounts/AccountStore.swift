@@ -126,26 +126,36 @@ public struct AccountStore: Sendable {
         let sessions = self.sessions
         try await database.write { db in
             try RealmStore.requireRealm(db, id: realmID)
-            guard let before = try Self.load(db, realmID: realmID, id: id) else { throw RealmsError.notFound("account") }
-            guard before.status != .deleted else { return }
-            var after = before
-            after.email = Self.deletedEmail(accountID: id)
-            after.emailVerified = false
-            after.isPrivateEmail = false
-            after.name = PersonName()
-            after.status = .deleted
-            after.updatedAt = at
-            try db.execute("""
-                UPDATE accounts SET email = ?, email_verified = 0, is_private_email = 0, given_name = NULL,
-                    family_name = NULL, display_name = NULL, status = 'deleted', deleted_email_hash = ?, updated_at = ?
-                WHERE realm_id = ? AND id = ?
-                """,
-                .text(after.email), .blob(SHA256.hash(before.email)), .integer(at), .text(realmID), .text(id))
-            try db.execute("DELETE FROM identities WHERE realm_id = ? AND account_id = ?", .text(realmID), .text(id))
-            try sessions.revokeSessions(realmID: realmID, accountID: id, in: db)
-            try AuditLog.record(db, at: at, context: context, action: "account.delete", target: Self.target(realmID, id),
-                                realmID: realmID, changes: Self.auditChanges(before: before, after: after))
+            guard try Self.load(db, realmID: realmID, id: id) != nil else { throw RealmsError.notFound("account") }
+            try Self.delete(db, realmID: realmID, id: id, at: at, context: context, sessions: sessions)
         }
+    }
+
+    /// `delete` inside the caller's write transaction (the admin route, and Apple's
+    /// `account-delete` notification): returns false when there was no such account or it was
+    /// already deleted (nothing changed, nothing audited).
+    @discardableResult
+    public static func delete(_ db: any SQLExecutor, realmID: String, id: String, at: Int64, context: ChangeContext,
+                              sessions: any AccountSessionRevoker) throws -> Bool {
+        guard let before = try load(db, realmID: realmID, id: id), before.status != .deleted else { return false }
+        var after = before
+        after.email = deletedEmail(accountID: id)
+        after.emailVerified = false
+        after.isPrivateEmail = false
+        after.name = PersonName()
+        after.status = .deleted
+        after.updatedAt = at
+        try db.execute("""
+            UPDATE accounts SET email = ?, email_verified = 0, is_private_email = 0, given_name = NULL,
+                family_name = NULL, display_name = NULL, status = 'deleted', deleted_email_hash = ?, updated_at = ?
+            WHERE realm_id = ? AND id = ?
+            """,
+            .text(after.email), .blob(SHA256.hash(before.email)), .integer(at), .text(realmID), .text(id))
+        try db.execute("DELETE FROM identities WHERE realm_id = ? AND account_id = ?", .text(realmID), .text(id))
+        try sessions.revokeSessions(realmID: realmID, accountID: id, in: db)
+        try AuditLog.record(db, at: at, context: context, action: "account.delete", target: target(realmID, id),
+                            realmID: realmID, changes: auditChanges(before: before, after: after))
+        return true
     }
 
     // MARK: - Inside transactions (for account resolution)
@@ -225,8 +235,26 @@ public struct AccountStore: Sendable {
                      .text(realmID), .text(accountID)).map { row in
             Identity(realmId: try row.string("realm_id"), provider: try row.string("provider"),
                      openId: try row.string("open_id"), accountId: try row.string("account_id"),
-                     email: try row.optionalString("email"), linkedAt: try row.int("linked_at"))
+                     email: try row.optionalString("email"), linkedAt: try row.int("linked_at"),
+                     emailRelayEnabled: try row.optionalInt("email_relay_enabled").map { $0 != 0 })
         }
+    }
+
+    /// Unlinks one identity inside the caller's transaction; returns whether it was linked.
+    @discardableResult
+    public static func unlink(_ db: any SQLExecutor, realmID: String, provider: String, openID: String) throws -> Bool {
+        try db.execute("DELETE FROM identities WHERE realm_id = ? AND provider = ? AND open_id = ?",
+                       .text(realmID), .text(provider), .text(openID)) > 0
+    }
+
+    /// Records whether the provider forwards mail to the identity's relay address, inside the
+    /// caller's transaction; returns whether the identity exists.
+    @discardableResult
+    public static func setEmailRelay(_ db: any SQLExecutor, realmID: String, provider: String, openID: String,
+                                     enabled: Bool) throws -> Bool {
+        try db.execute("""
+            UPDATE identities SET email_relay_enabled = ? WHERE realm_id = ? AND provider = ? AND open_id = ?
+            """, .integer(enabled ? 1 : 0), .text(realmID), .text(provider), .text(openID)) > 0
     }
 
     static func target(_ realmID: String, _ id: String) -> String { "realms/\(realmID)/accounts/\(id)" }

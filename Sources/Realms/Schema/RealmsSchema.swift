@@ -122,5 +122,10 @@ public enum RealmsSchema {
         Migration(module: "realms", version: 2, name: "client app instances", statements: [
             "ALTER TABLE client_apps ADD COLUMN instance_id TEXT NOT NULL DEFAULT 'initial'",
         ]),
+        // Whether Apple forwards mail to the identity's private relay address, as Apple's
+        // `email-enabled` / `email-disabled` notifications last said; NULL until one arrives.
+        Migration(module: "realms", version: 3, name: "identity email relay state", statements: [
+            "ALTER TABLE identities ADD COLUMN email_relay_enabled INTEGER",
+        ]),
     ]
 }

@@ -1,0 +1,164 @@
+import Foundation
+import Grants
+import HeraldTestSupport
+import JOSE
+import Testing
+@testable import HeraldServer
+
+/// A notification payload as Apple signs it: `events` is a JSON string inside the claims.
+private func payload(_ fixture: NativeLoginFixture, type: String, subject: String = AppleTokenMinter.defaultSubject,
+                     jti: String = UUID().uuidString, eventsAsObject: Bool = false,
+                     _ customize: (inout AppleTokenSpec) -> Void = { _ in }) -> String {
+    fixture.minter.token { spec in
+        let issued = (fixture.clock?.now ?? Date()).timeIntervalSince1970.rounded(.down)
+        let event: JSONValue = ["type": .string(type), "sub": .string(subject), "event_time": .number(issued * 1000)]
+        spec.claims = [
+            "iss": "https://appleid.apple.com", "aud": "com.example.herald.web", "iat": .number(issued),
+            "jti": .string(jti),
+            "events": eventsAsObject ? event : .string(String(decoding: try! JSONEncoder().encode(event), as: UTF8.self)),
+        ]
+        customize(&spec)
+    }
+}
+
+/// POSTs a payload form-encoded, as Apple does.
+private func notify(_ fixture: NativeLoginFixture, _ payload: String, realm: String = "acme") async throws
+    -> TestHTTPClient.Response {
+    try await fixture.herald.request("POST", "/api/oauth/\(realm)/apple/notifications",
+                                     headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                     body: Array("payload=\(RedirectURI.encode(payload))".utf8))
+}
+
+private func account(_ fixture: NativeLoginFixture, _ id: String) async throws -> [String: JSONValue] {
+    try await fixture.admin("GET", "/api/admin/realms/acme/accounts/\(id)").json
+}
+
+@Suite("Apple server-to-server notifications")
+struct AppleNotificationTests {
+    @Test("consent-revoked unlinks the Apple identity and revokes the sessions, once; a retry changes nothing",
+          arguments: Backend.allCases)
+    func consentRevoked(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
+            let login = try await fixture.loginOK()
+            let id = try #require(login["userId"]?.stringValue)
+            let access = try #require(login["accessToken"]?.stringValue)
+            let event = payload(fixture, type: "consent-revoked", jti: "jti-consent")
+            let first = try await notify(fixture, event)
+            #expect(first.status == 200, "\(first.text)")
+            #expect(first.json["outcome"] == "applied")
+            #expect(first.json["type"] == "consent-revoked")
+            #expect(try await fixture.me(access).code == "token_revoked")
+            let detail = try await account(fixture, id)
+            #expect(detail["identities"]?.arrayValue?.isEmpty == true, "\(detail)")
+            #expect(detail["status"] == "active")
+
+            // Apple retries: acknowledged, and nothing happens twice (no second audit entry).
+            let auditBefore = try await fixture.admin("GET", "/api/admin/audit?realm=acme").json["items"]?.arrayValue?.count
+            let again = try await notify(fixture, event)
+            #expect(again.status == 200)
+            #expect(again.json["outcome"] == "duplicate")
+            let auditAfter = try await fixture.admin("GET", "/api/admin/audit?realm=acme").json["items"]?.arrayValue?.count
+            #expect(auditBefore == auditAfter)
+            let entries = try await fixture.admin("GET", "/api/admin/audit?realm=acme").text
+            #expect(entries.contains("account.unlink") && entries.contains("\"apple\""))
+        }
+    }
+
+    @Test("account-delete deletes the account as the admin delete does; JSON bodies and object events work too",
+          arguments: Backend.allCases)
+    func accountDelete(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
+            let login = try await fixture.loginOK(email: "leaving@example.com")
+            let id = try #require(login["userId"]?.stringValue)
+            let refresh = try #require(login["refreshToken"]?.stringValue)
+            let response = try await fixture.send("POST", "/api/oauth/acme/apple/notifications",
+                                                  json: ["payload": .string(payload(fixture, type: "account-delete",
+                                                                                    eventsAsObject: true))])
+            #expect(response.status == 200, "\(response.text)")
+            #expect(response.json["outcome"] == "applied")
+            let detail = try await account(fixture, id)
+            #expect(detail["status"] == "deleted")
+            #expect(detail["email"]?.stringValue?.contains("leaving") == false)
+            #expect(try await fixture.refresh(refresh).status == 401)
+            let audit = try await fixture.admin("GET", "/api/admin/audit?realm=acme").text
+            #expect(audit.contains("account.delete"))
+        }
+    }
+
+    @Test("email-disabled and email-enabled record the identity's relay state")
+    func emailRelay() async throws {
+        try await NativeLoginFixture.with { fixture in
+            let id = try #require(try await fixture.loginOK()["userId"]?.stringValue)
+            #expect(try await account(fixture, id)["identities"]?.arrayValue?.first?["emailRelayEnabled"] == .null)
+            #expect(try await notify(fixture, payload(fixture, type: "email-disabled")).json["outcome"] == "applied")
+            #expect(try await account(fixture, id)["identities"]?.arrayValue?.first?["emailRelayEnabled"] == false)
+            #expect(try await notify(fixture, payload(fixture, type: "email-enabled")).json["outcome"] == "applied")
+            #expect(try await account(fixture, id)["identities"]?.arrayValue?.first?["emailRelayEnabled"] == true)
+        }
+    }
+
+    @Test("an unknown subject or event type is acknowledged and changes nothing")
+    func ignored() async throws {
+        try await NativeLoginFixture.with { fixture in
+            let login = try await fixture.loginOK()
+            let access = try #require(login["accessToken"]?.stringValue)
+            let stranger = try await notify(fixture, payload(fixture, type: "account-delete", subject: "000000.unknown.0000"))
+            #expect(stranger.status == 200 && stranger.json["outcome"] == "ignored")
+            let novel = try await notify(fixture, payload(fixture, type: "something-new"))
+            #expect(novel.status == 200 && novel.json["outcome"] == "ignored" && novel.json["type"] == "other")
+            #expect(try await fixture.me(access).status == 200)
+        }
+    }
+
+    @Test("a payload failing verification is 400 invalid_notification with its reason and changes nothing")
+    func rejections() async throws {
+        try await NativeLoginFixture.with { fixture in
+            let login = try await fixture.loginOK()
+            let access = try #require(login["accessToken"]?.stringValue)
+            let cases: [(String, String)] = [
+                ("signature", payload(fixture, type: "account-delete") { $0.signingKey = fakeAppleKeys.rotated }),
+                ("unknown_key", payload(fixture, type: "account-delete") { $0.kid = "not-apples" }),
+                ("algorithm", payload(fixture, type: "account-delete") { $0.alg = "HS256" }),
+                ("issuer", payload(fixture, type: "account-delete") { $0.claims["iss"] = "https://evil.example" }),
+                ("audience", payload(fixture, type: "account-delete") { $0.claims["aud"] = "com.other.app" }),
+                ("expired", payload(fixture, type: "account-delete") {
+                    $0.claims["iat"] = .number(Date().timeIntervalSince1970.rounded(.down) - 8 * 86_400)
+                }),
+                ("not_yet_valid", payload(fixture, type: "account-delete") {
+                    $0.claims["iat"] = .number(Date().timeIntervalSince1970.rounded(.down) + 3600)
+                }),
+                ("malformed", payload(fixture, type: "account-delete") { $0.claims["iat"] = .number(1e20) }),
+                ("missing_event", payload(fixture, type: "account-delete") { $0.claims["events"] = "not json" }),
+                ("missing_event", payload(fixture, type: "account-delete") { $0.claims["jti"] = nil }),
+                ("malformed", "not.a.jws"),
+            ]
+            for (reason, body) in cases {
+                let response = try await notify(fixture, body)
+                #expect(response.status == 400, "\(reason): \(response.text)")
+                #expect(response.code == "invalid_notification", "\(reason)")
+                #expect(response.json["details"]?["reason"]?.stringValue == reason, "\(reason): \(response.text)")
+            }
+            let empty = try await fixture.herald.request("POST", "/api/oauth/acme/apple/notifications",
+                                                         headers: [("Content-Type", "application/x-www-form-urlencoded")])
+            #expect(empty.status == 400 && empty.code == "bad_request")
+            let text = try await fixture.herald.request("POST", "/api/oauth/acme/apple/notifications",
+                                                        headers: [("Content-Type", "text/plain")], body: Array("x".utf8))
+            #expect(text.status == 415)
+            #expect(try await notify(fixture, payload(fixture, type: "account-delete"), realm: "nope").status == 404)
+            #expect(try await fixture.me(access).status == 200)
+            let metrics = try await fixture.send("GET", "/metrics").text
+            #expect(metrics.contains("herald_apple_notifications_total{type=\"unverified\",outcome=\"rejected_signature\"} 1"))
+        }
+    }
+
+    @Test("Apple's JWKS unreachable → 503 apple_unavailable with Retry-After, so Apple retries; nothing changed")
+    func appleUnavailable() async throws {
+        try await NativeLoginFixture.with { fixture in
+            fixture.apple.setBehaviour(.status(500))
+            let response = try await notify(fixture, payload(fixture, type: "account-delete", subject: "any"))
+            #expect(response.status == 503)
+            #expect(response.code == "apple_unavailable")
+            #expect(Int(response.header("Retry-After") ?? "") ?? 0 >= 1)
+        }
+    }
+}
