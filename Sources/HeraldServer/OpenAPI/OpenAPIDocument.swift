@@ -310,6 +310,86 @@ paths:
             application/json:
               schema:
                 $ref: "#/components/schemas/Error"
+  /api/oauth/{realmId}/apple/notifications:
+    post:
+      tags: [Native login]
+      operationId: appleNotifications
+      summary: Receive Apple's server-to-server notifications for Sign in with Apple
+      description: |
+        The endpoint to register as the realm's "Server-to-Server Notification Endpoint" in
+        Apple's developer portal. The body carries Apple's signed payload in `payload`
+        (form-encoded, as Apple sends it, or in a JSON object). It is verified like an identity
+        token — signature against Apple's JWKS, issuer, audience among the realm's Services ID
+        and Bundle IDs — and its `iat` must be a whole second, not in the future and at most
+        7 days old. The event (`events`, a JSON string or an object; else top-level `type` and
+        `sub`) is then applied once per (realm, `jti`):
+        `consent-revoked` unlinks the Apple identity and revokes the account's sessions;
+        `account-delete` deletes the account as the admin delete does; `email-enabled` /
+        `email-disabled` record the identity's `emailRelayEnabled`. A subject or event type
+        Herald does not know is acknowledged (`ignored`); a retry is acknowledged
+        (`duplicate`) and changes nothing. Every applied event is in the audit log (actor
+        `apple`) and in `herald_apple_notifications_total`. Works while the provider is
+        disabled (account events must still arrive); an unknown realm or a realm without an
+        Apple provider is 404.
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              $ref: "#/components/schemas/AppleNotificationRequest"
+          application/json:
+            schema:
+              $ref: "#/components/schemas/AppleNotificationRequest"
+      responses:
+        "200":
+          description: Verified; applied, ignored or a duplicate.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/AppleNotificationReceipt"
+              example:
+                type: consent-revoked
+                outcome: applied
+        "400":
+          description: |
+            `bad_request` (no `payload`, or over 16 KiB) or `invalid_notification`, whose
+            `details.reason` is the check that failed: `malformed`, `algorithm`, `unknown_key`,
+            `signature`, `issuer`, `audience`, `expired` (`iat` over 7 days old),
+            `not_yet_valid` or `missing_event` (no usable `events`, `sub` or `jti`). Nothing changed.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "404":
+          description: "`not_found` (unknown or disabled realm) or `provider_not_configured`."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "415":
+          description: "`unsupported_media_type`: the body is neither form-encoded nor JSON."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          description: "`apple_unavailable` (Apple's JWKS could not be fetched and no cached key decides) or `service_unavailable` (database unreachable): nothing changed; Apple retries."
+          headers:
+            Retry-After:
+              schema:
+                type: integer
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
   /api/auth/{realmId}/session/refresh:
     post:
       tags: [Session]
@@ -2527,9 +2607,27 @@ components:
         updatedAt:
           type: integer
           format: int64
+    AppleNotificationRequest:
+      type: object
+      required: [payload]
+      properties:
+        payload:
+          type: string
+          maxLength: 16384
+          description: Apple's signed notification (a compact JWS).
+    AppleNotificationReceipt:
+      type: object
+      required: [type, outcome]
+      properties:
+        type:
+          type: string
+          enum: [consent-revoked, account-delete, email-enabled, email-disabled, other]
+        outcome:
+          type: string
+          enum: [applied, ignored, duplicate]
     Identity:
       type: object
-      required: [provider, openId, email, linkedAt]
+      required: [provider, openId, email, linkedAt, emailRelayEnabled]
       properties:
         provider:
           type: string
@@ -2543,6 +2641,11 @@ components:
         linkedAt:
           type: integer
           format: int64
+        emailRelayEnabled:
+          type: [boolean, "null"]
+          description: |
+            Whether Apple forwards mail to this identity's private relay address, as Apple's
+            last `email-enabled` / `email-disabled` notification said; null until one arrives.
     AccountDetail:
       allOf:
         - $ref: "#/components/schemas/Account"
