@@ -4,7 +4,8 @@ import FoundationNetworking
 #endif
 import Synchronization
 
-/// One capped, timed download: the `URLSession` delegate of a single JWKS fetch.
+/// One capped, timed download from Apple: the `URLSession` delegate of a single JWKS fetch or
+/// token/revoke call (`AppleAPIClient`).
 ///
 /// Finishes exactly once, whichever comes first: completion, a non-2xx status, the cap, the
 /// connect timer (no response headers yet) or the total timer.

@@ -8,12 +8,14 @@ import Storage
 public struct AccountStore: Sendable {
     private let database: any Database
     private let sessions: any AccountSessionRevoker
+    private let deletionHook: (any AccountDeletionHook)?
     private let now: @Sendable () -> Date
 
     public init(database: any Database, sessionRevoker: any AccountSessionRevoker = NoSessionsToRevoke(),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                deletionHook: (any AccountDeletionHook)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.sessions = sessionRevoker
+        self.deletionHook = deletionHook
         self.now = now
     }
 
@@ -124,10 +126,13 @@ public struct AccountStore: Sendable {
     public func delete(realmID: String, id: String, context: ChangeContext) async throws {
         let at = now().unixSeconds
         let sessions = self.sessions
+        let hook = deletionHook
         try await database.write { db in
             try RealmStore.requireRealm(db, id: realmID)
             guard try Self.load(db, realmID: realmID, id: id) != nil else { throw RealmsError.notFound("account") }
-            try Self.delete(db, realmID: realmID, id: id, at: at, context: context, sessions: sessions)
+            if try Self.delete(db, realmID: realmID, id: id, at: at, context: context, sessions: sessions) {
+                try hook?.accountDeleted(realmID: realmID, accountID: id, at: at, in: db)
+            }
         }
     }
 

@@ -1,0 +1,168 @@
+import Foundation
+import JOSE
+import Realms
+import Storage
+
+/// Apple refresh tokens, kept only to revoke the user's authorization when an operator
+/// deletes the account (Apple's account-deletion requirement). Sealed under the master key
+/// bound to realm and client id; never returned or logged.
+///
+/// An operator's delete moves the account's tokens into a revocation queue in the delete's own
+/// transaction (`accountDeleted`); `revokeDue` then calls Apple, right after the delete and
+/// from the maintenance loop, backing off on failure. Nodes may revoke one row concurrently:
+/// Apple's revoke is idempotent, so that costs a call, not correctness.
+public struct AppleTokenVault: AccountDeletionHook {
+    /// The `apple-tokens` module's schema.
+    public static let migrations: [Migration] = [
+        Migration(module: "apple-tokens", version: 1, name: "apple refresh tokens and revocations", statements: [
+            """
+            CREATE TABLE apple_refresh_tokens (
+                realm_id TEXT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                sealed_token BLOB NOT NULL,
+                stored_at INTEGER NOT NULL,
+                PRIMARY KEY (realm_id, account_id, client_id)
+            )
+            """,
+            """
+            CREATE TABLE apple_token_revocations (
+                id TEXT PRIMARY KEY,
+                realm_id TEXT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                sealed_token BLOB NOT NULL,
+                attempts INTEGER NOT NULL,
+                next_attempt_at INTEGER NOT NULL,
+                last_failure TEXT,
+                queued_at INTEGER NOT NULL
+            )
+            """,
+            "CREATE INDEX apple_token_revocations_due ON apple_token_revocations (next_attempt_at)",
+        ]),
+    ]
+
+    /// After this many failed attempts a revocation is left in the queue for an operator.
+    public static let maximumAttempts: Int64 = 12
+    /// Revocations attempted per `revokeDue` call.
+    static let batchSize = 20
+
+    /// What one `revokeDue` call did.
+    public struct RevocationRound: Sendable, Equatable {
+        public var revoked = 0
+        public var failed = 0
+        /// Failures that used the last attempt.
+        public var abandoned = 0
+    }
+
+    private let database: any Database
+    private let masterKey: MasterKey
+    private let credentials: AppleCredentials
+    private let apple: AppleAPIClient
+    private let now: @Sendable () -> Date
+
+    public init(database: any Database, masterKey: MasterKey, apple: AppleAPIClient, now: @escaping @Sendable () -> Date) {
+        self.database = database
+        self.masterKey = masterKey
+        credentials = AppleCredentials(database: database, masterKey: masterKey, now: now)
+        self.apple = apple
+        self.now = now
+    }
+
+    /// Exchanges a native login's authorization code (issued to `clientID`, the token's
+    /// audience) and keeps Apple's refresh token for the account, replacing an older one.
+    public func keepRefreshToken(fromCode code: String, realmID: String, accountID: String,
+                                 clientID: String) async -> Result<Void, AppleAPIFailure> {
+        let secret: String
+        switch await credentials.clientSecret(realmID: realmID, clientID: clientID) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let value): secret = value
+        }
+        let grant: AppleTokenGrant
+        switch await apple.exchange(code: code, clientID: clientID, clientSecret: secret) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let value): grant = value
+        }
+        guard let refreshToken = grant.refreshToken, !refreshToken.isEmpty, refreshToken.utf8.count <= 4096 else {
+            return .failure(.invalid)
+        }
+        let sealed = masterKey.seal(Array(refreshToken.utf8), context: Self.sealContext(realmID, clientID))
+        let at = now().unixSeconds
+        do {
+            try await database.write { db in
+                try db.execute("""
+                    INSERT INTO apple_refresh_tokens (realm_id, account_id, client_id, sealed_token, stored_at)
+                    VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (realm_id, account_id, client_id) DO UPDATE SET sealed_token = excluded.sealed_token,
+                        stored_at = excluded.stored_at
+                    """, .text(realmID), .text(accountID), .text(clientID), .blob(sealed), .integer(at))
+            }
+            return .success(())
+        } catch {
+            return .failure(.storage)
+        }
+    }
+
+    /// Queues the account's Apple tokens for revocation, inside the delete's transaction.
+    public func accountDeleted(realmID: String, accountID: String, at: Int64, in db: any SQLExecutor) throws {
+        let rows = try db.query("SELECT client_id, sealed_token FROM apple_refresh_tokens WHERE realm_id = ? AND account_id = ?",
+                                .text(realmID), .text(accountID))
+        for row in rows {
+            try db.execute("""
+                INSERT INTO apple_token_revocations (id, realm_id, client_id, sealed_token, attempts, next_attempt_at, queued_at)
+                VALUES (?, ?, ?, ?, 0, ?, ?)
+                """, .text(SecureRandom.token(byteCount: 16)), .text(realmID), .text(try row.string("client_id")),
+                .blob(try row.bytes("sealed_token")), .integer(at), .integer(at))
+        }
+        try db.execute("DELETE FROM apple_refresh_tokens WHERE realm_id = ? AND account_id = ?", .text(realmID), .text(accountID))
+    }
+
+    /// Calls Apple for the revocations that are due: a success removes the row, a failure
+    /// schedules the next attempt (1 min, doubling, at most a day) until `maximumAttempts`.
+    public func revokeDue() async throws -> RevocationRound {
+        let at = now().unixSeconds
+        let due = try await database.read { db in
+            try db.query("""
+                SELECT id, realm_id, client_id, sealed_token, attempts FROM apple_token_revocations
+                WHERE next_attempt_at <= ? AND attempts < ? ORDER BY next_attempt_at LIMIT ?
+                """, .integer(at), .integer(Self.maximumAttempts), .integer(Int64(Self.batchSize))).map { row in
+                (id: try row.string("id"), realmID: try row.string("realm_id"), clientID: try row.string("client_id"),
+                 sealed: try row.bytes("sealed_token"), attempts: try row.int("attempts"))
+            }
+        }
+        var round = RevocationRound()
+        for item in due {
+            let outcome = await revoke(realmID: item.realmID, clientID: item.clientID, sealed: item.sealed)
+            if case .failure(let failure) = outcome {
+                let attempts = item.attempts + 1
+                let delay = min(Int64(60) << min(attempts - 1, 20), 86_400)
+                try await database.write { db in
+                    try db.execute("""
+                        UPDATE apple_token_revocations SET attempts = ?, next_attempt_at = ?, last_failure = ? WHERE id = ?
+                        """, .integer(attempts), .integer(at + delay), .text(failure.rawValue), .text(item.id))
+                }
+                round.failed += 1
+                if attempts >= Self.maximumAttempts { round.abandoned += 1 }
+            } else {
+                try await database.write { db in
+                    try db.execute("DELETE FROM apple_token_revocations WHERE id = ?", .text(item.id))
+                }
+                round.revoked += 1
+            }
+        }
+        return round
+    }
+
+    private func revoke(realmID: String, clientID: String, sealed: [UInt8]) async -> Result<Void, AppleAPIFailure> {
+        guard let plain = try? masterKey.open(sealed, context: Self.sealContext(realmID, clientID)) else {
+            return .failure(.notConfigured)
+        }
+        switch await credentials.clientSecret(realmID: realmID, clientID: clientID) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let secret):
+            return await apple.revoke(refreshToken: String(decoding: plain, as: UTF8.self), clientID: clientID,
+                                      clientSecret: secret)
+        }
+    }
+
+    static func sealContext(_ realmID: String, _ clientID: String) -> String { "apple-refresh-token:\(realmID):\(clientID)" }
+}
