@@ -204,11 +204,11 @@ struct SessionContractTests {
           arguments: Backend.allCases)
     func idleSessionEnds(backend: Backend) async throws {
         let clock = TestClock(Date())
-        try await NativeLoginFixture.with(backend: backend, realmFields: ["refreshTokenTTL": 86_400, "refreshIdleTTL": 600],
+        try await NativeLoginFixture.with(backend: backend, realmFields: ["accessTokenTTL": 300, "refreshTokenTTL": 86_400,
+                                                                          "refreshIdleTTL": 600],
                                           clock: clock) { fixture in
             let login = try await fixture.loginOK()
-            // The access token never outlives the idle deadline.
-            #expect(login["expiresIn"] == 600)
+            #expect(login["expiresIn"] == 300)
             #expect(login["refreshExpiresIn"] == 86_400)
             var token = login.string("refreshToken")
             for _ in 0..<3 {
@@ -238,6 +238,7 @@ struct SessionContractTests {
             try expectStatus(200, await fixture.admin("PATCH", "/api/admin/realms/acme/clients/ios-app",
                                                        json: ["refreshIdleTTL": 120]))
             let login = try await fixture.loginOK()
+            // Shorter than the realm's 900 s access lifetime: the access token never outlives the idle deadline.
             #expect(login["expiresIn"] == 120)
             clock.advance(by: 121)
             #expect(try await fixture.refresh(login.string("refreshToken")).code == "refresh_token_expired")
@@ -259,7 +260,7 @@ struct SessionContractTests {
         }
     }
 
-    @Test("admin API bounds refreshIdleTTL: 60 s up to the refresh lifetime, null clears; realm and client")
+    @Test("admin API bounds refreshIdleTTL: 60 s, and the access lifetime, up to the refresh lifetime; null clears; realm and client")
     func idleTTLValidation() async throws {
         try await NativeLoginFixture.with(realmFields: ["refreshTokenTTL": 3600]) { fixture in
             let realm = "/api/admin/realms/acme"
@@ -270,6 +271,9 @@ struct SessionContractTests {
             #expect(tooLong.status == 400)
             #expect(tooLong.fieldProblems["refreshIdleTTL"] == "must not be longer than refreshTokenTTL")
             #expect(try await fixture.admin("PATCH", realm, json: ["refreshIdleTTL": "600"]).status == 400)
+            let belowAccess = try await fixture.admin("PATCH", realm, json: ["refreshIdleTTL": 600])
+            #expect(belowAccess.fieldProblems["refreshIdleTTL"] == "must not be shorter than accessTokenTTL")
+            #expect(try await fixture.admin("PATCH", realm, json: ["refreshIdleTTL": 600, "accessTokenTTL": 600]).status == 200)
             let set = try await fixture.admin("PATCH", realm, json: ["refreshIdleTTL": 3600])
             #expect(set.status == 200)
             #expect(set.json["refreshIdleTTL"] == 3600)
@@ -283,6 +287,8 @@ struct SessionContractTests {
             #expect(try await fixture.admin("PATCH", client, json: ["refreshIdleTTL": 30]).fieldProblems["refreshIdleTTL"] != nil)
             let overLifetime = try await fixture.admin("PATCH", client, json: ["refreshTokenTTL": 600, "refreshIdleTTL": 900])
             #expect(overLifetime.fieldProblems["refreshIdleTTL"] == "must not be longer than refreshTokenTTL")
+            let underAccess = try await fixture.admin("PATCH", client, json: ["accessTokenTTL": 600, "refreshIdleTTL": 300])
+            #expect(underAccess.fieldProblems["refreshIdleTTL"] == "must not be shorter than accessTokenTTL")
             let ok = try await fixture.admin("PATCH", client, json: ["refreshIdleTTL": 300])
             #expect(ok.status == 200)
             #expect(ok.json["refreshIdleTTL"] == 300)

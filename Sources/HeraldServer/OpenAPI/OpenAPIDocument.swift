@@ -2266,7 +2266,7 @@ components:
           type: [integer, "null"]
           minimum: 60
           maximum: 31536000
-          description: Seconds unused before a session ends; at most `refreshTokenTTL`. Null (the default) or absent on create → none; null on update clears it.
+          description: Seconds unused before a session ends; from `accessTokenTTL` up to `refreshTokenTTL`. Null (the default) or absent on create → none; null on update clears it.
         loginUrl:
           type: [string, "null"]
           maxLength: 2048
@@ -2305,7 +2305,7 @@ components:
           type: [integer, "null"]
           minimum: 60
           maximum: 31536000
-          description: Seconds unused before a session ends; at most `refreshTokenTTL`. Null (the default) or absent on create → none; null on update clears it.
+          description: Seconds unused before a session ends; from `accessTokenTTL` up to `refreshTokenTTL`. Null (the default) or absent on create → none; null on update clears it.
         loginUrl:
           type: [string, "null"]
           maxLength: 2048
@@ -2514,7 +2514,7 @@ components:
           type: [integer, "null"]
           minimum: 60
           maximum: 31536000
-          description: Override of the realm's idle timeout; at most the client's `refreshTokenTTL` when it has one. Null inherits the realm's.
+          description: Override of the realm's idle timeout; from the client's `accessTokenTTL` up to its `refreshTokenTTL` when it has them. Null inherits the realm's.
     ClientPatch:
       type: object
       additionalProperties: false
@@ -2546,7 +2546,7 @@ components:
           type: [integer, "null"]
           minimum: 60
           maximum: 31536000
-          description: Override of the realm's idle timeout; at most the client's `refreshTokenTTL` when it has one. Null inherits the realm's.
+          description: Override of the realm's idle timeout; from the client's `accessTokenTTL` up to its `refreshTokenTTL` when it has them. Null inherits the realm's.
     RedirectUris:
       type: array
       maxItems: 20

@@ -68,8 +68,10 @@ public struct ClientAppChanges: Sendable, Equatable {
     }
 
     /// The client with these changes applied, or every field problem found (including an idle
-    /// timeout longer than the client's own refresh lifetime; against the realm's lifetime it
-    /// is not checked, as that may change later: a longer one simply never takes effect).
+    /// timeout shorter than the client's own access lifetime or longer than its own refresh
+    /// lifetime; against the realm's lifetimes it is not checked, as they may change later:
+    /// sessions then get access tokens capped at the idle timeout, and an idle timeout longer
+    /// than the refresh lifetime simply never takes effect).
     public func applied(to client: ClientApp) throws(RealmsError) -> ClientApp {
         let issues = fieldIssues()
         if !issues.isEmpty { throw RealmsError.invalid(issues) }
@@ -84,8 +86,13 @@ public struct ClientAppChanges: Sendable, Equatable {
         if let accessTokenTTL { result.accessTokenTTL = accessTokenTTL }
         if let refreshTokenTTL { result.refreshTokenTTL = refreshTokenTTL }
         if let refreshIdleTTL { result.refreshIdleTTL = refreshIdleTTL }
-        if let idle = result.refreshIdleTTL, let lifetime = result.refreshTokenTTL, idle > lifetime {
-            throw RealmsError.invalid([FieldIssue(field: "refreshIdleTTL", reason: "must not be longer than refreshTokenTTL")])
+        if let idle = result.refreshIdleTTL {
+            if let access = result.accessTokenTTL, idle < access {
+                throw RealmsError.invalid([FieldIssue(field: "refreshIdleTTL", reason: "must not be shorter than accessTokenTTL")])
+            }
+            if let lifetime = result.refreshTokenTTL, idle > lifetime {
+                throw RealmsError.invalid([FieldIssue(field: "refreshIdleTTL", reason: "must not be longer than refreshTokenTTL")])
+            }
         }
         return result
     }

@@ -58,7 +58,7 @@ public struct RealmChanges: Sendable, Equatable {
 
     /// The realm with these changes applied, or every field problem found (including a
     /// refresh lifetime that would end up shorter than the access lifetime, or an idle timeout
-    /// longer than the refresh lifetime).
+    /// outside access lifetime … refresh lifetime).
     public func applied(to realm: Realm) throws(RealmsError) -> Realm {
         var issues = FieldIssues()
         issues.merge(fieldIssues())
@@ -78,8 +78,14 @@ public struct RealmChanges: Sendable, Equatable {
         if issues.isEmpty, result.refreshTokenTTL < result.accessTokenTTL {
             issues.add("refreshTokenTTL", "must not be shorter than accessTokenTTL")
         }
-        if issues.isEmpty, let idle = result.refreshIdleTTL, idle > result.refreshTokenTTL {
-            issues.add("refreshIdleTTL", "must not be longer than refreshTokenTTL")
+        if issues.isEmpty, let idle = result.refreshIdleTTL {
+            // Shorter than an access token's life, an app that refreshes when its access token
+            // runs out (as apps do) would find its session idle-expired while in use.
+            if idle < result.accessTokenTTL {
+                issues.add("refreshIdleTTL", "must not be shorter than accessTokenTTL")
+            } else if idle > result.refreshTokenTTL {
+                issues.add("refreshIdleTTL", "must not be longer than refreshTokenTTL")
+            }
         }
         try issues.throwIfAny()
         return result
