@@ -299,7 +299,7 @@ final class CrashLoad: Sendable {
             case .settled:
                 #expect(response.status == 200, "\(name): acknowledged token refused: \(response.status) \(response.text.prefix(160))")
             case .inFlight:
-                #expect(response.status == 200 || response.json["code"]?.stringValue == "token_revoked",
+                #expect(response.status == 200 || response.json["code"]?.stringValue == "refresh_token_revoked",
                         "\(name): in-flight token: \(response.status) \(response.text.prefix(160))")
             }
             if response.status == 200, let next = response.json["refreshToken"]?.stringValue {

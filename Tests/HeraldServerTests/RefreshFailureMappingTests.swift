@@ -16,8 +16,21 @@ import TokenIssuer
         #expect(failure.oauthError == "server_error")
         #expect(OAuthErrorResponse.json(failure, realmID: "acme").status == 500)
 
-        for code: TokenError.Code in [.invalidGrant, .expired, .revoked, .reuseDetected, .clientMismatch] {
+        for code: TokenError.Code in [.invalidGrant, .expired, .idleExpired, .revoked, .reuseDetected, .clientMismatch] {
             #expect(GrantsError(refreshFailure: TokenError(code)).oauthError == "invalid_grant", "\(code)")
+        }
+    }
+
+    /// Issue #16: the app signs in again either way, but "ended by time" and "ended by someone"
+    /// are different messages to the person (and reuse is a security signal).
+    @Test func sessionAPITellsExpiredFromRevokedSessions() {
+        #expect(APIError(refreshFailure: TokenError(.expired)) == .refreshTokenExpired(reason: "lifetime"))
+        #expect(APIError(refreshFailure: TokenError(.idleExpired)) == .refreshTokenExpired(reason: "idle"))
+        #expect(APIError(refreshFailure: TokenError(.idleExpired)).code == "refresh_token_expired")
+        for code: TokenError.Code in [.revoked, .reuseDetected] {
+            let error = APIError(refreshFailure: TokenError(code))
+            #expect(error.status == 401, "\(code)")
+            #expect(error.code == "refresh_token_revoked", "\(code)")
         }
     }
 

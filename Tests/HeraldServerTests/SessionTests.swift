@@ -22,9 +22,9 @@ struct SessionTests {
 
             let reused = try await fixture.refresh(first)
             #expect(reused.status == 401)
-            #expect(reused.code == "token_revoked")
+            #expect(reused.code == "refresh_token_revoked")
             // The family is gone: the newest refresh token and its access token fail too.
-            #expect(try await fixture.refresh(second).code == "token_revoked")
+            #expect(try await fixture.refresh(second).code == "refresh_token_revoked")
             let me = try await fixture.me(rotated.string("accessToken"))
             #expect(me.status == 401)
             #expect(me.code == "token_revoked")
@@ -40,12 +40,12 @@ struct SessionTests {
             let statuses = responses.map(\.status)
             #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
             #expect(statuses.filter { $0 == 401 }.count == 19, "\(statuses)")
-            #expect(responses.filter { $0.status == 401 }.allSatisfy { $0.code == "token_revoked" })
+            #expect(responses.filter { $0.status == 401 }.allSatisfy { $0.code == "refresh_token_revoked" })
             // The losers presented a token the winner had just rotated: that is reuse, so the
             // whole family is revoked, the winner's fresh tokens included (issue #7: consistent
             // family, and no live refresh token left behind).
             let winner = try #require(responses.first { $0.status == 200 })
-            #expect(try await fixture.refresh(winner.string("refreshToken")).code == "token_revoked")
+            #expect(try await fixture.refresh(winner.string("refreshToken")).code == "refresh_token_revoked")
             #expect(try await fixture.me(winner.string("accessToken")).code == "token_revoked")
             let state = try await fixture.herald.application.context.database.read { db in
                 (try db.query("SELECT revoke_reason FROM sessions").map { try $0.optionalString("revoke_reason") },
@@ -90,7 +90,7 @@ struct SessionTests {
             let me = try await fixture.me(access)
             #expect(me.status == 401)
             #expect(me.code == "token_revoked")
-            #expect(try await fixture.refresh(login["refreshToken"]?.stringValue ?? "").code == "token_revoked")
+            #expect(try await fixture.refresh(login["refreshToken"]?.stringValue ?? "").code == "refresh_token_revoked")
         }
     }
 
@@ -130,7 +130,7 @@ struct SessionTests {
             #expect(refreshed.status == 200)
             #expect(refreshed.json["refreshExpiresIn"] == .number(Double(3600 - 901)))
             clock.advance(by: 3000)
-            #expect(try await fixture.refresh(refreshed.string("refreshToken")).code == "token_expired")
+            #expect(try await fixture.refresh(refreshed.string("refreshToken")).code == "refresh_token_expired")
         }
     }
 

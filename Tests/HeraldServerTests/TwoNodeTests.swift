@@ -18,8 +18,8 @@ struct TwoNodeTests {
             try expectStatus(200, refreshed)
             #expect(try await nodes.a.me(refreshed.string("accessToken")).status == 200)
             // The rotated-out token is reuse on either node.
-            #expect(try await nodes.a.refresh(login["refreshToken"]?.stringValue ?? "").code == "token_revoked")
-            #expect(try await nodes.b.refresh(refreshed.string("refreshToken")).code == "token_revoked")
+            #expect(try await nodes.a.refresh(login["refreshToken"]?.stringValue ?? "").code == "refresh_token_revoked")
+            #expect(try await nodes.b.refresh(refreshed.string("refreshToken")).code == "refresh_token_revoked")
         }
     }
 
@@ -32,11 +32,11 @@ struct TwoNodeTests {
             let responses = try results.map { try $0.get() }
             let statuses = responses.map(\.status)
             #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
-            #expect(responses.filter { $0.status != 200 }.allSatisfy { $0.status == 401 && $0.code == "token_revoked" },
+            #expect(responses.filter { $0.status != 200 }.allSatisfy { $0.status == 401 && $0.code == "refresh_token_revoked" },
                     "\(responses.map { "\($0.status) \($0.code ?? "-")" })")
             let winner = try #require(responses.first { $0.status == 200 })
             for node in nodes.nodes {
-                #expect(try await node.refresh(winner.string("refreshToken")).code == "token_revoked")
+                #expect(try await node.refresh(winner.string("refreshToken")).code == "refresh_token_revoked")
                 #expect(try await node.me(winner.string("accessToken")).code == "token_revoked")
             }
             let state = try await nodes.b.herald.application.context.database.read { db in

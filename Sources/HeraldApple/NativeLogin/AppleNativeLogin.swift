@@ -202,8 +202,9 @@ public struct AppleNativeLogin: Sendable {
                 accountID: resolution.account.id, scope: client.allowedScopes,
                 clientIP: request.clientIP, authTime: authTime,
                 accessTokenTTL: client.accessTokenTTL ?? realm.accessTokenTTL,
-                refreshTokenTTL: client.refreshTokenTTL ?? realm.refreshTokenTTL, ipBinding: client.ipBinding),
-                account: resolution.account)
+                refreshTokenTTL: client.refreshTokenTTL ?? realm.refreshTokenTTL,
+                refreshIdleTTL: client.refreshIdleTTL ?? realm.refreshIdleTTL, ipBinding: client.ipBinding),
+                account: resolution.account, withProfile: true)
             return .session(resolution, prepared)
         } catch let error as StorageError {
             throw error

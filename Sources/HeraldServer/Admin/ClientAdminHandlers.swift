@@ -8,7 +8,7 @@ struct ClientAdminHandlers: Sendable {
 
     static let fields: Set<String> = [
         "name", "firstParty", "confidential", "redirectUris", "allowedScopes", "enabled", "ipBinding",
-        "accessTokenTTL", "refreshTokenTTL",
+        "accessTokenTTL", "refreshTokenTTL", "refreshIdleTTL",
     ]
 
     var routes: [AdminRoute] {
@@ -89,6 +89,7 @@ struct ClientAdminHandlers: Sendable {
             enabled: body.bool("enabled"),
             ipBinding: body.bool("ipBinding"),
             accessTokenTTL: body.nullableInteger("accessTokenTTL", in: Realm.accessTokenTTLRange),
-            refreshTokenTTL: body.nullableInteger("refreshTokenTTL", in: Realm.refreshTokenTTLRange))
+            refreshTokenTTL: body.nullableInteger("refreshTokenTTL", in: Realm.refreshTokenTTLRange),
+            refreshIdleTTL: body.nullableInteger("refreshIdleTTL", in: Realm.refreshIdleTTLRange))
     }
 }

@@ -9,7 +9,7 @@ struct RealmAdminHandlers: Sendable {
 
     static let fields: Set<String> = [
         "displayName", "enabled", "registrationEnabled", "emailLinking", "nonceRequired", "accessTokenTTL",
-        "refreshTokenTTL", "loginUrl", "signingAlgorithm", "rateLimit",
+        "refreshTokenTTL", "refreshIdleTTL", "loginUrl", "signingAlgorithm", "rateLimit",
     ]
 
     var routes: [AdminRoute] {
@@ -92,6 +92,7 @@ struct RealmAdminHandlers: Sendable {
             nonceRequired: body.bool("nonceRequired"),
             accessTokenTTL: body.integer("accessTokenTTL", in: Realm.accessTokenTTLRange),
             refreshTokenTTL: body.integer("refreshTokenTTL", in: Realm.refreshTokenTTLRange),
+            refreshIdleTTL: body.nullableInteger("refreshIdleTTL", in: Realm.refreshIdleTTLRange),
             loginUrl: body.nullableString("loginUrl", maxLength: InputRules.maxURLLength),
             signingAlgorithm: body.enumeration("signingAlgorithm", SigningAlgorithm.self))
         body.nested("rateLimit", allowed: ["failuresPerWindow", "windowSeconds"]) { members, problem in

@@ -61,7 +61,7 @@ struct NativeLoginRoutes: RouteGroup {
         record(outcome, realmID: realmID, clientID: clientID, request: request, context: context, started: started)
         switch outcome {
         case .success(.session(let tokens, let isNewUser)):
-            return .json(SessionTokensResponse(message: "Login successful", tokens: tokens, isNewUser: isNewUser),
+            return .json(try SessionTokensResponse(message: "Login successful", tokens: tokens, isNewUser: isNewUser),
                          noStore: true)
         case .success(.downstream(let redirectURI, _, _)):
             return .json(["redirectUri": redirectURI], noStore: true)
@@ -70,7 +70,8 @@ struct NativeLoginRoutes: RouteGroup {
         }
     }
 
-    /// `fullName`: a string, or `{givenName, familyName, middleName, nickname}`.
+    /// `fullName`: a string (split by `PersonName(fullName:)`), or
+    /// `{givenName, familyName, middleName, nickname}`.
     static func fullName(_ body: inout JSONRequestBody) -> PersonName {
         func part(_ value: JSONValue?, _ field: String) -> String? {
             switch value {
@@ -87,7 +88,8 @@ struct NativeLoginRoutes: RouteGroup {
         case nil, .null?:
             return PersonName()
         case .string?:
-            return PersonName(displayName: part(body.object["fullName"], "fullName"))
+            // Split into given and family name, so the parts are known as with the object form.
+            return part(body.object["fullName"], "fullName").map(PersonName.init(fullName:)) ?? PersonName()
         case .object(let members)?:
             let given = part(members["givenName"], "fullName.givenName")
             let middle = part(members["middleName"], "fullName.middleName")

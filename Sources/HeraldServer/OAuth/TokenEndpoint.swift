@@ -80,7 +80,8 @@ struct TokenEndpoint: Sendable {
                 accountID: grant.accountID, scope: scope,
                 clientIP: clientIP, authTime: grant.authTime, nonce: grant.nonce,
                 accessTokenTTL: client.accessTokenTTL ?? realm.accessTokenTTL,
-                refreshTokenTTL: client.refreshTokenTTL ?? realm.refreshTokenTTL, ipBinding: client.ipBinding))
+                refreshTokenTTL: client.refreshTokenTTL ?? realm.refreshTokenTTL,
+                refreshIdleTTL: client.refreshIdleTTL ?? realm.refreshIdleTTL, ipBinding: client.ipBinding))
         } catch let error as TokenError where error.code == .accountDisabled || error.code == .accountDeleted {
             throw GrantsError(.invalidGrant, "the account can no longer sign in")
         }
@@ -120,7 +121,7 @@ extension GrantsError {
         case .storageFailure: self = GrantsError(.serverError, "the refresh could not be completed")
         case .storageUnavailable: self = .storageUnavailable
         case .reuseDetected: self = GrantsError(.invalidGrant, "refresh token was already used; the session is revoked")
-        case .invalidGrant, .expired, .revoked, .clientMismatch, .clientNotAllowed, .ipMismatch, .accountDisabled,
+        case .invalidGrant, .expired, .idleExpired, .revoked, .clientMismatch, .clientNotAllowed, .ipMismatch, .accountDisabled,
              .accountDeleted:
             self = GrantsError(.invalidGrant, "refresh token is invalid, expired or revoked")
         }

@@ -208,7 +208,9 @@ paths:
         Checks before verification: unknown or disabled realm → 404 `not_found`; Apple provider
         missing or disabled → 404 `provider_not_configured`; unknown or disabled client → 400;
         identity token over 16 KiB → 400; branch A with a client that is not a public first-party
-        client → 403 `client_not_allowed`. Failed attempts per (realm, client IP) are limited by the realm's
+        client → 403 `client_not_allowed`. A `fullName` string is split at its last whitespace into given and
+        family name (no whitespace: the given name whole), the string kept as display name.
+        Failed attempts per (realm, client IP) are limited by the realm's
         `rateLimit` (429 with `Retry-After`). Token responses carry `Cache-Control: no-store`.
       parameters:
         - $ref: "#/components/parameters/RealmId"
@@ -228,8 +230,8 @@ paths:
       responses:
         "200":
           description: |
-            Branch A: the app's tokens (`SessionTokens`). Branch B: `{"redirectUri": …}` with
-            `code`, `state` and `iss`.
+            Branch A: the app's tokens and the account as `user` (`SessionTokens`). Branch B:
+            `{"redirectUri": …}` with `code`, `state` and `iss`.
           headers:
             Cache-Control:
               schema:
@@ -250,6 +252,20 @@ paths:
                 refreshExpiresIn: 2592000
                 tokenType: Bearer
                 isNewUser: true
+                user:
+                  id: Xq3v9k2LwT8pYzR4bN6mJw
+                  email: ada@example.com
+                  emailVerified: true
+                  isPrivateEmail: false
+                  name:
+                    givenName: Ada
+                    familyName: Lovelace
+                    displayName: null
+                  status: active
+                  createdAt: 1700000000
+                  identities:
+                    - provider: apple
+                      linkedAt: 1700000000
         "400":
           description: |
             `bad_request` (invalid fields, unknown or disabled client, identity token over 16 KiB)
@@ -396,10 +412,12 @@ paths:
       operationId: refreshSession
       summary: Rotate a refresh token
       description: |
-        The presented refresh token dies and a new one is returned with a new access token; the
-        session's absolute expiry does not move. Presenting a rotated token again revokes the
-        whole session (401 `token_revoked`). Sessions are bound to their client, and to the
-        issuing IP when the client has `ipBinding`.
+        The presented refresh token dies and a new one is returned with a new access token and
+        the account as `user`; the session's absolute expiry does not move, its idle deadline
+        (`refreshIdleTTL`) does. Presenting a rotated token again revokes the whole session (401
+        `refresh_token_revoked`). A session past its absolute lifetime or unused past its idle
+        timeout answers 401 `refresh_token_expired`. Sessions are bound to their client, and to
+        the issuing IP when the client has `ipBinding`.
       parameters:
         - $ref: "#/components/parameters/RealmId"
       requestBody:
@@ -423,7 +441,7 @@ paths:
         "400":
           $ref: "#/components/responses/BadRequest"
         "401":
-          $ref: "#/components/responses/SessionUnauthorized"
+          $ref: "#/components/responses/RefreshUnauthorized"
         "403":
           $ref: "#/components/responses/SessionForbidden"
         "404":
@@ -1842,8 +1860,11 @@ components:
             requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
     SessionUnauthorized:
       description: |
-        `unauthorized` (missing, malformed or unknown token), `token_expired`, `token_revoked`
-        (logout, reuse of a rotated refresh token, admin revocation) or `account_deleted`.
+        The bearer access token is refused: `unauthorized` (missing, malformed or unknown token),
+        `wrong_token_type` (an ID, refresh or admin token sent as the access token;
+        `details.presented` is `id_token`, `refresh_token` or `admin_token`), `token_expired`,
+        `token_revoked` (logout, reuse of a rotated refresh token, admin revocation) or
+        `account_deleted`.
       headers:
         WWW-Authenticate:
           schema:
@@ -1856,6 +1877,23 @@ components:
             status: 401
             code: token_revoked
             message: The token has been revoked
+            requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+    RefreshUnauthorized:
+      description: |
+        The refresh token is refused: `unauthorized` (unknown token, another client's, or bound to
+        another IP), `refresh_token_expired` (`details.reason` `lifetime`: past the absolute
+        lifetime; `idle`: unused past `refreshIdleTTL`), `refresh_token_revoked` (logout, reuse of
+        a rotated token, admin revocation, client disabled or deleted) or `account_deleted`.
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
+          example:
+            status: 401
+            code: refresh_token_expired
+            message: The session has expired
+            details:
+              reason: idle
             requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
     SessionForbidden:
       description: |
@@ -2110,7 +2148,35 @@ components:
           type: integer
         code:
           type: string
-          description: Stable machine-readable code.
+          description: Stable machine-readable code (docs/native-login.md says what an app does with each).
+          enum:
+            - bad_request
+            - invalid_downstream_state
+            - invalid_apple_token
+            - invalid_notification
+            - unauthorized
+            - wrong_token_type
+            - token_expired
+            - token_revoked
+            - refresh_token_expired
+            - refresh_token_revoked
+            - account_disabled
+            - account_deleted
+            - client_not_allowed
+            - forbidden
+            - not_found
+            - provider_not_configured
+            - method_not_allowed
+            - conflict
+            - registration_disabled
+            - payload_too_large
+            - uri_too_long
+            - unsupported_media_type
+            - request_header_fields_too_large
+            - rate_limited
+            - internal_error
+            - apple_unavailable
+            - service_unavailable
         message:
           type: string
           description: For humans; never holds secrets.
@@ -2187,7 +2253,7 @@ components:
           maximum: 86400
     Realm:
       type: object
-      required: [id, displayName, enabled, registrationEnabled, emailLinking, nonceRequired, accessTokenTTL, refreshTokenTTL, loginUrl, signingAlgorithm, rateLimit, createdAt, updatedAt]
+      required: [id, displayName, enabled, registrationEnabled, emailLinking, nonceRequired, accessTokenTTL, refreshTokenTTL, refreshIdleTTL, loginUrl, signingAlgorithm, rateLimit, createdAt, updatedAt]
       properties:
         id:
           type: string
@@ -2210,6 +2276,12 @@ components:
         refreshTokenTTL:
           type: integer
           description: Seconds.
+        refreshIdleTTL:
+          type: [integer, "null"]
+          description: |
+            Seconds a session may go unused (no refresh) before it ends (refresh answers 401
+            `refresh_token_expired`, `details.reason` `idle`); null: only `refreshTokenTTL` ends it.
+            Access tokens never outlive the idle deadline.
         loginUrl:
           type: [string, "null"]
         signingAlgorithm:
@@ -2232,6 +2304,7 @@ components:
         nonceRequired: true
         accessTokenTTL: 900
         refreshTokenTTL: 2592000
+        refreshIdleTTL: 604800
         loginUrl: https://login.acme.example/apple
         signingAlgorithm: ES256
         rateLimit:
@@ -2274,6 +2347,11 @@ components:
           minimum: 300
           maximum: 31536000
           default: 2592000
+        refreshIdleTTL:
+          type: [integer, "null"]
+          minimum: 60
+          maximum: 31536000
+          description: Seconds unused before a session ends; from `accessTokenTTL` up to `refreshTokenTTL`. Null (the default) or absent on create → none; null on update clears it.
         loginUrl:
           type: [string, "null"]
           maxLength: 2048
@@ -2308,6 +2386,11 @@ components:
           type: integer
           minimum: 300
           maximum: 31536000
+        refreshIdleTTL:
+          type: [integer, "null"]
+          minimum: 60
+          maximum: 31536000
+          description: Seconds unused before a session ends; from `accessTokenTTL` up to `refreshTokenTTL`. Null (the default) or absent on create → none; null on update clears it.
         loginUrl:
           type: [string, "null"]
           maxLength: 2048
@@ -2411,7 +2494,7 @@ components:
           default: [name, email]
     Client:
       type: object
-      required: [realmId, clientId, name, firstParty, confidential, redirectUris, allowedScopes, enabled, ipBinding, accessTokenTTL, refreshTokenTTL, createdAt, updatedAt]
+      required: [realmId, clientId, name, firstParty, confidential, redirectUris, allowedScopes, enabled, ipBinding, accessTokenTTL, refreshTokenTTL, refreshIdleTTL, createdAt, updatedAt]
       properties:
         realmId:
           type: string
@@ -2444,6 +2527,9 @@ components:
         refreshTokenTTL:
           type: [integer, "null"]
           description: Overrides the realm's, in seconds.
+        refreshIdleTTL:
+          type: [integer, "null"]
+          description: Overrides the realm's session idle timeout, in seconds; null inherits the realm's.
         createdAt:
           type: integer
           format: int64
@@ -2470,6 +2556,7 @@ components:
         ipBinding: false
         accessTokenTTL: null
         refreshTokenTTL: null
+        refreshIdleTTL: null
         createdAt: 1700000000
         updatedAt: 1700000000
         clientSecret: 0m1Cq8yWb8Xc2hQ7o3Jd4Zk5Lr6Ts9Vu0Wx1Yz2Ab3C
@@ -2508,6 +2595,11 @@ components:
           type: [integer, "null"]
           minimum: 300
           maximum: 31536000
+        refreshIdleTTL:
+          type: [integer, "null"]
+          minimum: 60
+          maximum: 31536000
+          description: Override of the realm's idle timeout; from the client's `accessTokenTTL` up to its `refreshTokenTTL` when it has them. Null inherits the realm's.
     ClientPatch:
       type: object
       additionalProperties: false
@@ -2535,6 +2627,11 @@ components:
           type: [integer, "null"]
           minimum: 300
           maximum: 31536000
+        refreshIdleTTL:
+          type: [integer, "null"]
+          minimum: 60
+          maximum: 31536000
+          description: Override of the realm's idle timeout; from the client's `accessTokenTTL` up to its `refreshTokenTTL` when it has them. Null inherits the realm's.
     RedirectUris:
       type: array
       maxItems: 20
@@ -2774,7 +2871,7 @@ components:
           type: string
     SessionTokens:
       type: object
-      required: [message, userId, accessToken, refreshToken, expiresIn, refreshExpiresIn, tokenType, isNewUser]
+      required: [message, userId, accessToken, refreshToken, expiresIn, refreshExpiresIn, tokenType, isNewUser, user]
       properties:
         message:
           type: string
@@ -2791,12 +2888,15 @@ components:
           description: Seconds until the access token expires.
         refreshExpiresIn:
           type: integer
-          description: Seconds until the session ends, whatever the rotations.
+          description: Seconds until the session ends, whatever the rotations (an idle timeout may end it sooner if it goes unused).
         tokenType:
           type: string
           const: Bearer
         isNewUser:
           type: boolean
+        user:
+          description: The account, exactly as `GET /me` answers it, so the app needs no second request.
+          $ref: "#/components/schemas/Me"
     DownstreamRedirect:
       type: object
       required: [redirectUri]
@@ -2885,7 +2985,7 @@ components:
           type: [string, "null"]
     Session:
       type: object
-      required: [id, clientId, scope, createdAt, expiresAt, lastRefreshedAt, revokedAt]
+      required: [id, clientId, scope, createdAt, expiresAt, lastRefreshedAt, idleExpiresAt, revokedAt]
       properties:
         id:
           type: string
@@ -2902,6 +3002,10 @@ components:
           description: The absolute end of the session.
         lastRefreshedAt:
           type: [integer, "null"]
+          description: The last use of the session (its last refresh); null until the first.
+        idleExpiresAt:
+          type: [integer, "null"]
+          description: When the session ends unless refreshed before (idle timeout); null without one.
         revokedAt:
           type: [integer, "null"]
     SessionList:

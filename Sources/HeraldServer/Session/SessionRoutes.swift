@@ -31,17 +31,18 @@ struct SessionRoutes: RouteGroup {
         let clientID = body.string("clientId", required: true, maxLength: 128)
         try body.validate()
         guard let token, let clientID else { throw APIError.badRequest("Invalid request") }
+        let tokens: IssuedTokens
         do {
             // The refresh reads the session's client with the token (no read of its own here):
             // an unknown client id is a client mismatch, a disabled or deleted one a revoked
             // session, a confidential or third-party one `client_not_allowed`.
-            let tokens = try await context.tokens.refresh(realmID: realm.id, presenter: .sessionAPI(clientID: clientID),
-                                                          refreshToken: token, scope: nil,
-                                                          clientIP: context.clientAddresses.clientAddress(of: request))
-            return .json(SessionTokensResponse(message: "Token refreshed", tokens: tokens, isNewUser: false), noStore: true)
+            tokens = try await context.tokens.refresh(realmID: realm.id, presenter: .sessionAPI(clientID: clientID),
+                                                      refreshToken: token, scope: nil,
+                                                      clientIP: context.clientAddresses.clientAddress(of: request))
         } catch {
             throw APIError(refreshFailure: error)
         }
+        return .json(try SessionTokensResponse(message: "Token refreshed", tokens: tokens, isNewUser: false), noStore: true)
     }
 
     static func logout(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
@@ -71,7 +72,7 @@ struct SessionRoutes: RouteGroup {
             throw APIError.accountDeleted
         }
         let identities = try await accounts.identities(realmID: realm.id, accountID: account.id)
-        return .json(MeResponse(account: account, identities: identities), noStore: true)
+        return .json(MeResponse(AccountProfile(account: account, identities: identities)), noStore: true)
     }
 
     static func enabledRealm(_ request: HTTPRequest, context: HeraldContext) async throws -> Realm {
@@ -88,38 +89,21 @@ struct SessionRoutes: RouteGroup {
         }
         switch await context.tokens.validateAccessToken(token, realmID: realmID, requiring: .sessionAPIClient) {
         case .valid(let claims): return claims
-        case .invalid: throw APIError.invalidAccessToken
+        case .invalid:
+            // Only now, on the failure path, look at what else it might be: an app that sends
+            // its ID, refresh or admin token has a bug to fix, not a person to sign out.
+            if let kind = await context.tokens.misusedTokenKind(token, realmID: realmID) {
+                throw APIError.wrongTokenType(presented: kind == .idToken ? "id_token" : "refresh_token")
+            }
+            if try await AdminTokenStore(database: context.database, now: context.now).authenticate(token) != nil {
+                throw APIError.wrongTokenType(presented: "admin_token")
+            }
+            throw APIError.invalidAccessToken
         case .clientNotAllowed: throw APIError.sessionAPIClientNotAllowed
         case .expired: throw APIError.tokenExpired
         case .revoked: throw APIError.tokenRevoked
         case .accountDisabled: throw APIError.accountDisabled
         case .accountDeleted: throw APIError.accountDeleted
-        }
-    }
-}
-
-/// `GET /me`: the account with its linked providers.
-struct MeResponse: Encodable, Sendable {
-    let account: Account
-    let identities: [Identity]
-
-    private enum CodingKeys: String, CodingKey { case id, email, emailVerified, isPrivateEmail, name, status, createdAt, identities }
-    private enum IdentityKeys: String, CodingKey { case provider, linkedAt }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(account.id, forKey: .id)
-        try container.encode(account.email, forKey: .email)
-        try container.encode(account.emailVerified, forKey: .emailVerified)
-        try container.encode(account.isPrivateEmail, forKey: .isPrivateEmail)
-        try container.encode(account.name, forKey: .name)
-        try container.encode(account.status.rawValue, forKey: .status)
-        try container.encode(account.createdAt, forKey: .createdAt)
-        var list = container.nestedUnkeyedContainer(forKey: .identities)
-        for identity in identities {
-            var item = list.nestedContainer(keyedBy: IdentityKeys.self)
-            try item.encode(identity.provider, forKey: .provider)
-            try item.encode(identity.linkedAt, forKey: .linkedAt)
         }
     }
 }
@@ -134,6 +118,21 @@ extension APIError {
                                        headers: bearerChallenge)
     static let accountDeleted = APIError(status: 401, code: "account_deleted", message: "The account has been deleted",
                                          headers: bearerChallenge)
+    /// Another Herald credential where an access token belongs; `presented` (`id_token`,
+    /// `refresh_token`, `admin_token`) names which, never the token.
+    static func wrongTokenType(presented: String) -> APIError {
+        APIError(status: 401, code: "wrong_token_type", message: "Not an access token: send the access token",
+                 details: ["presented": .string(presented)], headers: bearerChallenge)
+    }
+    /// The session ended by time: past its absolute lifetime, or unused past its idle timeout
+    /// (`details.reason` `lifetime` or `idle`). The app signs the person in again.
+    static func refreshTokenExpired(reason: String) -> APIError {
+        APIError(status: 401, code: "refresh_token_expired", message: "The session has expired",
+                 details: ["reason": .string(reason)])
+    }
+    /// The session was ended (logout, reuse of a rotated refresh token, admin, client change).
+    static let refreshTokenRevoked = APIError(status: 401, code: "refresh_token_revoked",
+                                              message: "The session has been revoked")
     /// A token of a confidential or third-party client at the first-party session API.
     static let sessionAPIClientNotAllowed = APIError(
         status: 403, code: "client_not_allowed",
@@ -144,9 +143,10 @@ extension APIError {
         switch error.code {
         case .invalidGrant, .clientMismatch, .ipMismatch:
             self = APIError(status: 401, code: "unauthorized", message: "Invalid refresh token")
-        case .reuseDetected, .revoked: self = .tokenRevoked
+        case .reuseDetected, .revoked: self = .refreshTokenRevoked
         case .clientNotAllowed: self = .sessionAPIClientNotAllowed
-        case .expired: self = .tokenExpired
+        case .expired: self = .refreshTokenExpired(reason: "lifetime")
+        case .idleExpired: self = .refreshTokenExpired(reason: "idle")
         case .accountDisabled: self = .accountDisabled
         case .accountDeleted: self = .accountDeleted
         case .invalidScope: self = .badRequest("Invalid scope")

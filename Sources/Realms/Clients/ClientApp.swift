@@ -22,6 +22,9 @@ public struct ClientApp: Sendable, Equatable, Codable {
     public var accessTokenTTL: Int?
     /// Override of the realm's refresh-token lifetime, in seconds.
     public var refreshTokenTTL: Int?
+    /// Override of the realm's session idle timeout (`Realm.refreshIdleTTL`), in seconds; nil
+    /// inherits the realm's.
+    public var refreshIdleTTL: Int?
     public var createdAt: Int64
     public var updatedAt: Int64
     /// Which registration of `clientId` this is: a fresh random value when the client is
@@ -43,13 +46,14 @@ public struct ClientApp: Sendable, Equatable, Codable {
         ipBinding = false
         accessTokenTTL = nil
         refreshTokenTTL = nil
+        refreshIdleTTL = nil
         self.createdAt = createdAt
         updatedAt = createdAt
     }
 
     private enum CodingKeys: String, CodingKey {
         case realmId, clientId, name, firstParty, confidential, redirectUris, allowedScopes, enabled, ipBinding
-        case accessTokenTTL, refreshTokenTTL, createdAt, updatedAt
+        case accessTokenTTL, refreshTokenTTL, refreshIdleTTL, createdAt, updatedAt
     }
 
     // Written out so absent TTL overrides are `null`, not absent keys.
@@ -66,6 +70,7 @@ public struct ClientApp: Sendable, Equatable, Codable {
         try container.encode(ipBinding, forKey: .ipBinding)
         try container.encode(accessTokenTTL, forKey: .accessTokenTTL)
         try container.encode(refreshTokenTTL, forKey: .refreshTokenTTL)
+        try container.encode(refreshIdleTTL, forKey: .refreshIdleTTL)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
     }

@@ -10,10 +10,11 @@ public struct ClientAppChanges: Sendable, Equatable {
     public var ipBinding: Bool?
     public var accessTokenTTL: Int??
     public var refreshTokenTTL: Int??
+    public var refreshIdleTTL: Int??
 
     public init(name: String? = nil, firstParty: Bool? = nil, confidential: Bool? = nil, redirectUris: [String]? = nil,
                 allowedScopes: [String]? = nil, enabled: Bool? = nil, ipBinding: Bool? = nil,
-                accessTokenTTL: Int?? = nil, refreshTokenTTL: Int?? = nil) {
+                accessTokenTTL: Int?? = nil, refreshTokenTTL: Int?? = nil, refreshIdleTTL: Int?? = nil) {
         self.name = name
         self.firstParty = firstParty
         self.confidential = confidential
@@ -23,6 +24,7 @@ public struct ClientAppChanges: Sendable, Equatable {
         self.ipBinding = ipBinding
         self.accessTokenTTL = accessTokenTTL
         self.refreshTokenTTL = refreshTokenTTL
+        self.refreshIdleTTL = refreshIdleTTL
     }
 
     /// Problems with the given fields on their own, by API field name (`redirectUris[2]`).
@@ -59,10 +61,17 @@ public struct ClientAppChanges: Sendable, Equatable {
         if let refreshTokenTTL, let ttl = refreshTokenTTL, !Realm.refreshTokenTTLRange.contains(ttl) {
             issues.add("refreshTokenTTL", "must be between \(Realm.refreshTokenTTLRange.lowerBound) and \(Realm.refreshTokenTTLRange.upperBound) seconds, or null")
         }
+        if let refreshIdleTTL, let ttl = refreshIdleTTL, !Realm.refreshIdleTTLRange.contains(ttl) {
+            issues.add("refreshIdleTTL", "must be between \(Realm.refreshIdleTTLRange.lowerBound) and \(Realm.refreshIdleTTLRange.upperBound) seconds, or null")
+        }
         return issues.all
     }
 
-    /// The client with these changes applied, or every field problem found.
+    /// The client with these changes applied, or every field problem found (including an idle
+    /// timeout shorter than the client's own access lifetime or longer than its own refresh
+    /// lifetime; against the realm's lifetimes it is not checked, as they may change later:
+    /// sessions then get access tokens capped at the idle timeout, and an idle timeout longer
+    /// than the refresh lifetime simply never takes effect).
     public func applied(to client: ClientApp) throws(RealmsError) -> ClientApp {
         let issues = fieldIssues()
         if !issues.isEmpty { throw RealmsError.invalid(issues) }
@@ -76,6 +85,15 @@ public struct ClientAppChanges: Sendable, Equatable {
         if let allowedScopes { result.allowedScopes = allowedScopes }
         if let accessTokenTTL { result.accessTokenTTL = accessTokenTTL }
         if let refreshTokenTTL { result.refreshTokenTTL = refreshTokenTTL }
+        if let refreshIdleTTL { result.refreshIdleTTL = refreshIdleTTL }
+        if let idle = result.refreshIdleTTL {
+            if let access = result.accessTokenTTL, idle < access {
+                throw RealmsError.invalid([FieldIssue(field: "refreshIdleTTL", reason: "must not be shorter than accessTokenTTL")])
+            }
+            if let lifetime = result.refreshTokenTTL, idle > lifetime {
+                throw RealmsError.invalid([FieldIssue(field: "refreshIdleTTL", reason: "must not be longer than refreshTokenTTL")])
+            }
+        }
         return result
     }
 }

@@ -42,14 +42,15 @@ public struct ClientAppStore: Sendable {
                 try db.execute("""
                     INSERT INTO client_apps (realm_id, client_id, name, first_party, confidential, secret_hash,
                         redirect_uris, allowed_scopes, enabled, ip_binding, access_token_ttl, refresh_token_ttl,
-                        created_at, updated_at, instance_id)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        refresh_idle_ttl, created_at, updated_at, instance_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                     .text(realmID), .text(clientID), .text(created.name), SQLValue(created.firstParty),
                     SQLValue(created.confidential), secret.map { .blob(SHA256.hash($0)) } ?? .null,
                     .text(JSONColumn.encode(created.redirectUris)), .text(JSONColumn.encode(created.allowedScopes)),
                     SQLValue(created.enabled), SQLValue(created.ipBinding), Self.optional(created.accessTokenTTL),
-                    Self.optional(created.refreshTokenTTL), .integer(at), .integer(at), .text(created.instanceID))
+                    Self.optional(created.refreshTokenTTL), Self.optional(created.refreshIdleTTL), .integer(at), .integer(at),
+                    .text(created.instanceID))
             } catch let error as StorageError where error.code == .uniqueViolation {
                 throw RealmsError.conflict("A client with this clientId already exists in the realm")
             }
@@ -105,14 +106,14 @@ public struct ClientAppStore: Sendable {
             try db.execute("""
                 UPDATE client_apps SET name = ?, first_party = ?, confidential = ?, secret_hash = ?, redirect_uris = ?,
                     allowed_scopes = ?, enabled = ?, ip_binding = ?, access_token_ttl = ?, refresh_token_ttl = ?,
-                    updated_at = ?
+                    refresh_idle_ttl = ?, updated_at = ?
                 WHERE realm_id = ? AND client_id = ?
                 """,
                 .text(after.name), SQLValue(after.firstParty), SQLValue(after.confidential),
                 secretHash.map(SQLValue.blob) ?? .null, .text(JSONColumn.encode(after.redirectUris)),
                 .text(JSONColumn.encode(after.allowedScopes)), SQLValue(after.enabled), SQLValue(after.ipBinding),
-                Self.optional(after.accessTokenTTL), Self.optional(after.refreshTokenTTL), .integer(at),
-                .text(realmID), .text(clientID))
+                Self.optional(after.accessTokenTTL), Self.optional(after.refreshTokenTTL),
+                Self.optional(after.refreshIdleTTL), .integer(at), .text(realmID), .text(clientID))
             if before.enabled, !after.enabled {
                 try sessions.revokeSessions(realmID: realmID, clientID: clientID, in: db)
             }
@@ -202,6 +203,7 @@ public struct ClientAppStore: Sendable {
         client.ipBinding = try row.bool("ip_binding")
         client.accessTokenTTL = try row.optionalInt("access_token_ttl").map { Int($0) }
         client.refreshTokenTTL = try row.optionalInt("refresh_token_ttl").map { Int($0) }
+        client.refreshIdleTTL = try row.optionalInt("refresh_idle_ttl").map { Int($0) }
         client.updatedAt = try row.int("updated_at")
         client.instanceID = try row.string("instance_id")
         return client

@@ -5,6 +5,9 @@ public struct Realm: Sendable, Equatable, Codable {
     /// Bounds for token lifetimes, in seconds.
     public static let accessTokenTTLRange = 60...86_400
     public static let refreshTokenTTLRange = 300...31_536_000
+    /// Bounds for the idle timeout; it must also not exceed the absolute refresh lifetime
+    /// (longer would never take effect, so it is refused as a mistake).
+    public static let refreshIdleTTLRange = 60...31_536_000
 
     public var id: String
     public var displayName: String
@@ -14,6 +17,8 @@ public struct Realm: Sendable, Equatable, Codable {
     public var nonceRequired: Bool
     public var accessTokenTTL: Int
     public var refreshTokenTTL: Int
+    /// A session not refreshed for this long ends (seconds); nil: only `refreshTokenTTL` ends it.
+    public var refreshIdleTTL: Int?
     public var loginUrl: String?
     public var signingAlgorithm: SigningAlgorithm
     public var rateLimit: RateLimit
@@ -30,6 +35,7 @@ public struct Realm: Sendable, Equatable, Codable {
         nonceRequired = true
         accessTokenTTL = Self.defaultAccessTokenTTL
         refreshTokenTTL = Self.defaultRefreshTokenTTL
+        refreshIdleTTL = nil
         loginUrl = nil
         signingAlgorithm = .es256
         rateLimit = RateLimit()
@@ -39,10 +45,10 @@ public struct Realm: Sendable, Equatable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case id, displayName, enabled, registrationEnabled, emailLinking, nonceRequired, accessTokenTTL
-        case refreshTokenTTL, loginUrl, signingAlgorithm, rateLimit, createdAt, updatedAt
+        case refreshTokenTTL, refreshIdleTTL, loginUrl, signingAlgorithm, rateLimit, createdAt, updatedAt
     }
 
-    // Written out so a missing login URL is `null`, not an absent key.
+    // Written out so a missing login URL or idle timeout is `null`, not an absent key.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
@@ -53,6 +59,7 @@ public struct Realm: Sendable, Equatable, Codable {
         try container.encode(nonceRequired, forKey: .nonceRequired)
         try container.encode(accessTokenTTL, forKey: .accessTokenTTL)
         try container.encode(refreshTokenTTL, forKey: .refreshTokenTTL)
+        try container.encode(refreshIdleTTL, forKey: .refreshIdleTTL)
         try container.encode(loginUrl, forKey: .loginUrl)
         try container.encode(signingAlgorithm, forKey: .signingAlgorithm)
         try container.encode(rateLimit, forKey: .rateLimit)

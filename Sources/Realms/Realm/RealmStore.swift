@@ -80,13 +80,14 @@ public struct RealmStore: Sendable {
             after.updatedAt = at
             try db.execute("""
                 UPDATE realms SET display_name = ?, enabled = ?, registration_enabled = ?, email_linking = ?,
-                    nonce_required = ?, access_token_ttl = ?, refresh_token_ttl = ?, login_url = ?,
+                    nonce_required = ?, access_token_ttl = ?, refresh_token_ttl = ?, refresh_idle_ttl = ?, login_url = ?,
                     signing_algorithm = ?, rate_limit_failures = ?, rate_limit_window = ?, updated_at = ?
                 WHERE id = ?
                 """,
                 .text(after.displayName), SQLValue(after.enabled), SQLValue(after.registrationEnabled),
                 .text(after.emailLinking.rawValue), SQLValue(after.nonceRequired), SQLValue(after.accessTokenTTL),
-                SQLValue(after.refreshTokenTTL), .optional(after.loginUrl), .text(after.signingAlgorithm.rawValue),
+                SQLValue(after.refreshTokenTTL), after.refreshIdleTTL.map { .integer(Int64($0)) } ?? .null,
+                .optional(after.loginUrl), .text(after.signingAlgorithm.rawValue),
                 SQLValue(after.rateLimit.failuresPerWindow), SQLValue(after.rateLimit.windowSeconds), .integer(at),
                 .text(id))
             try onChange?(db, before, after)
@@ -128,13 +129,14 @@ public struct RealmStore: Sendable {
     static func insert(_ realm: Realm, into db: any SQLExecutor) throws {
         try db.execute("""
             INSERT INTO realms (id, display_name, enabled, registration_enabled, email_linking, nonce_required,
-                access_token_ttl, refresh_token_ttl, login_url, signing_algorithm, rate_limit_failures,
+                access_token_ttl, refresh_token_ttl, refresh_idle_ttl, login_url, signing_algorithm, rate_limit_failures,
                 rate_limit_window, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             .text(realm.id), .text(realm.displayName), SQLValue(realm.enabled), SQLValue(realm.registrationEnabled),
             .text(realm.emailLinking.rawValue), SQLValue(realm.nonceRequired), SQLValue(realm.accessTokenTTL),
-            SQLValue(realm.refreshTokenTTL), .optional(realm.loginUrl), .text(realm.signingAlgorithm.rawValue),
+            SQLValue(realm.refreshTokenTTL), realm.refreshIdleTTL.map { .integer(Int64($0)) } ?? .null,
+            .optional(realm.loginUrl), .text(realm.signingAlgorithm.rawValue),
             SQLValue(realm.rateLimit.failuresPerWindow), SQLValue(realm.rateLimit.windowSeconds),
             .integer(realm.createdAt), .integer(realm.updatedAt))
     }
@@ -148,6 +150,7 @@ public struct RealmStore: Sendable {
         realm.nonceRequired = try row.bool("nonce_required")
         realm.accessTokenTTL = Int(try row.int("access_token_ttl"))
         realm.refreshTokenTTL = Int(try row.int("refresh_token_ttl"))
+        realm.refreshIdleTTL = try row.optionalInt("refresh_idle_ttl").map { Int($0) }
         realm.loginUrl = try row.optionalString("login_url")
         realm.signingAlgorithm = SigningAlgorithm(rawValue: try row.string("signing_algorithm")) ?? .es256
         realm.rateLimit = RateLimit(failuresPerWindow: Int(try row.int("rate_limit_failures")),

@@ -122,9 +122,15 @@ public enum RealmsSchema {
         Migration(module: "realms", version: 2, name: "client app instances", statements: [
             "ALTER TABLE client_apps ADD COLUMN instance_id TEXT NOT NULL DEFAULT 'initial'",
         ]),
+        // Optional idle timeout of sessions (issue #16): the realm's, and a client's override.
+        // NULL (every existing row): the realm has none, the client inherits the realm's.
+        Migration(module: "realms", version: 3, name: "refresh idle timeout", statements: [
+            "ALTER TABLE realms ADD COLUMN refresh_idle_ttl INTEGER",
+            "ALTER TABLE client_apps ADD COLUMN refresh_idle_ttl INTEGER",
+        ]),
         // Whether Apple forwards mail to the identity's private relay address, as Apple's
         // `email-enabled` / `email-disabled` notifications last said; NULL until one arrives.
-        Migration(module: "realms", version: 3, name: "identity email relay state", statements: [
+        Migration(module: "realms", version: 4, name: "identity email relay state", statements: [
             "ALTER TABLE identities ADD COLUMN email_relay_enabled INTEGER",
         ]),
     ]

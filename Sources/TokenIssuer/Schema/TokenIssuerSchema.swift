@@ -79,5 +79,15 @@ public enum TokenIssuerSchema {
             """,
             "CREATE INDEX sessions_client ON sessions (realm_id, client_id)",
         ]),
+        // Idle timeout (issue #16): refresh_idle_ttl is the timeout the session was started
+        // with (realm or client refreshIdleTTL), idle_expires_at the deadline it sets from the
+        // last use (created_at, then last_refreshed_at), moved on by every rotation. NULL in
+        // both: no idle timeout, as for every session of before this migration. The index lets
+        // EndedSessionPurge find idle-ended sessions without scanning the table.
+        Migration(module: "tokens", version: 5, name: "session idle timeout", statements: [
+            "ALTER TABLE sessions ADD COLUMN refresh_idle_ttl INTEGER",
+            "ALTER TABLE sessions ADD COLUMN idle_expires_at INTEGER",
+            "CREATE INDEX sessions_idle_expires ON sessions (idle_expires_at)",
+        ]),
     ]
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Storage
 
-/// Deletes sessions that ended (revoked, or past their absolute expiry) more than
+/// Deletes sessions that ended (revoked, or past their absolute or idle expiry) more than
 /// `retentionSeconds` ago, with their refresh tokens (ON DELETE CASCADE). Without it the two
 /// tables only grow: every login adds a session and every refresh a token row.
 ///
@@ -32,8 +32,8 @@ public struct EndedSessionPurge: Sendable {
             let batch = try await database.write { db in
                 try db.execute("""
                     DELETE FROM sessions WHERE id IN (
-                        SELECT id FROM sessions WHERE expires_at < ? OR revoked_at < ? LIMIT ?)
-                    """, .integer(cutoff), .integer(cutoff), .integer(Int64(Self.batchSize)))
+                        SELECT id FROM sessions WHERE expires_at < ? OR revoked_at < ? OR idle_expires_at < ? LIMIT ?)
+                    """, .integer(cutoff), .integer(cutoff), .integer(cutoff), .integer(Int64(Self.batchSize)))
             }
             deleted += batch
             if batch == 0 { return deleted }

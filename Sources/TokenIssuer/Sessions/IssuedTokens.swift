@@ -1,3 +1,5 @@
+import Realms
+
 /// The tokens a session start or a refresh hands out. Holds secrets: never log it.
 public struct IssuedTokens: Sendable {
     public let sessionID: String
@@ -11,4 +13,7 @@ public struct IssuedTokens: Sendable {
     public let scope: [String]
     /// When scope contains "openid".
     public let idToken: String?
+    /// The account with its identities as of the issuing transaction, when the caller asked
+    /// for it (the first-party session API and native login answer it as `user`); nil else.
+    public let profile: AccountProfile?
 }

@@ -21,6 +21,7 @@ public struct RefreshTokenLookup: Sendable {
         return try await database.read { db in
             guard let row = try db.queryOne("""
                 SELECT s.id, s.client_id, s.client_instance, s.account_id, s.scope, s.expires_at, s.revoked_at,
+                    s.idle_expires_at,
                     r.created_at, r.rotated_at, a.status AS account_status, \(ClientStanding.columns)
                 FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN accounts a ON a.id = s.account_id
                 \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
@@ -29,7 +30,8 @@ public struct RefreshTokenLookup: Sendable {
             // A disabled, deleted or re-created client ends the session as a refresh would see it.
             let client = try ClientStanding(joinedRow: row)
             let active = try row.optionalInt("rotated_at") == nil && row.optionalInt("revoked_at") == nil
-                && row.int("expires_at") > at && row.string("account_status") == AccountStatus.active.rawValue
+                && row.int("expires_at") > at && (try row.optionalInt("idle_expires_at")).map { $0 > at } ?? true
+                && row.string("account_status") == AccountStatus.active.rawValue
                 && client?.admits(sessionOf: try row.string("client_instance")) == true
             let scope = try row.string("scope").split(separator: " ").map(String.init)
             return RefreshTokenSession(
@@ -51,7 +53,7 @@ public struct RefreshTokenSession: Sendable, Equatable {
     public let issuedAt: Int64
     /// The session's absolute expiry.
     public let expiresAt: Int64
-    /// Not rotated, not revoked, not expired, its account active and its client the enabled
+    /// Not rotated, not revoked, not expired (absolute or idle), its account active and its client the enabled
     /// registration the session was issued to.
     public let isActive: Bool
 }

@@ -8,6 +8,8 @@ public struct SessionInfo: Sendable, Equatable, Codable {
     public let createdAt: Int64
     public let expiresAt: Int64
     public let lastRefreshedAt: Int64?
+    /// When the session ends unless refreshed before (idle timeout); nil: no idle timeout.
+    public let idleExpiresAt: Int64?
     public let revokedAt: Int64?
 
     init(row: Row) throws {
@@ -17,10 +19,11 @@ public struct SessionInfo: Sendable, Equatable, Codable {
         createdAt = try row.int("created_at")
         expiresAt = try row.int("expires_at")
         lastRefreshedAt = try row.optionalInt("last_refreshed_at")
+        idleExpiresAt = try row.optionalInt("idle_expires_at")
         revokedAt = try row.optionalInt("revoked_at")
     }
 
-    private enum CodingKeys: String, CodingKey { case id, clientId, scope, createdAt, expiresAt, lastRefreshedAt, revokedAt }
+    private enum CodingKeys: String, CodingKey { case id, clientId, scope, createdAt, expiresAt, lastRefreshedAt, idleExpiresAt, revokedAt }
 
     /// Written out so absent times are `null`, not absent keys.
     public func encode(to encoder: any Encoder) throws {
@@ -31,6 +34,7 @@ public struct SessionInfo: Sendable, Equatable, Codable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(expiresAt, forKey: .expiresAt)
         try container.encode(lastRefreshedAt, forKey: .lastRefreshedAt)
+        try container.encode(idleExpiresAt, forKey: .idleExpiresAt)
         try container.encode(revokedAt, forKey: .revokedAt)
     }
 }

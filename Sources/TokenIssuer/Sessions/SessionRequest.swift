@@ -16,12 +16,16 @@ public struct SessionRequest: Sendable {
     /// Realm defaults or client overrides, resolved by the caller (seconds).
     public var accessTokenTTL: Int
     public var refreshTokenTTL: Int
+    /// The session ends when unused (not refreshed) for this long; nil: only the absolute
+    /// lifetime ends it. Client override, else the realm's, resolved by the caller (seconds).
+    public var refreshIdleTTL: Int?
     public var ipBinding: Bool
 
     /// A request with every field given (`nonce` optional).
     public init(realmID: String, clientID: String, clientInstanceID: String, accountID: String, scope: [String],
                 clientIP: String,
-                authTime: Int64, nonce: String? = nil, accessTokenTTL: Int, refreshTokenTTL: Int, ipBinding: Bool) {
+                authTime: Int64, nonce: String? = nil, accessTokenTTL: Int, refreshTokenTTL: Int, refreshIdleTTL: Int? = nil,
+                ipBinding: Bool) {
         self.realmID = realmID
         self.clientID = clientID
         self.clientInstanceID = clientInstanceID
@@ -32,6 +36,7 @@ public struct SessionRequest: Sendable {
         self.nonce = nonce
         self.accessTokenTTL = accessTokenTTL
         self.refreshTokenTTL = refreshTokenTTL
+        self.refreshIdleTTL = refreshIdleTTL
         self.ipBinding = ipBinding
     }
 }

@@ -8,6 +8,9 @@ public struct TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case reuseDetected
         /// The session reached its absolute expiry.
         case expired
+        /// The session went unused (no refresh) for longer than its idle timeout
+        /// (`refreshIdleTTL`); it ended, like an expired one.
+        case idleExpired
         /// The session was revoked (logout, admin, account or client disabled), or its client
         /// was deleted or re-created under its id.
         case revoked

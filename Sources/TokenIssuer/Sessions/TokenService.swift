@@ -4,7 +4,8 @@ import Realms
 import Storage
 
 /// Sessions and the tokens they hand out: a session is one refresh family per login, bound
-/// to its client (and IP when the client asks for it), with an absolute expiry. Refresh
+/// to its client (and IP when the client asks for it), with an absolute expiry and, when the
+/// realm or client sets `refreshIdleTTL`, an idle deadline each refresh moves on. Refresh
 /// rotates the token; a rotated token presented again revokes the whole family. Access tokens
 /// are RFC 9068 JWTs signed with the realm's active key; validating one reads its session row
 /// (one primary-key lookup), so a revoked session ends its access tokens at once.
@@ -51,14 +52,16 @@ public final class TokenService: Sendable {
     /// `accountDeleted`, `noSigningKey`), a storage error, or a key-opening error.
     /// `account` is the request's account as the caller already read it in this transaction
     /// (native login's resolution), which spares reading it again; nil reads it here.
+    /// `withProfile` also reads its identities here, for a response that shows the user.
     public func startSession(in db: any SQLExecutor, _ request: SessionRequest,
-                             account: Account? = nil) throws -> PreparedSession {
+                             account: Account? = nil, withProfile: Bool = false) throws -> PreparedSession {
         precondition(account == nil || account?.id == request.accountID, "the account of another session request")
         let at = now().unixSeconds
         let sessionID = SecureRandom.token(byteCount: 16)
         let refreshToken = SecureRandom.token(byteCount: Self.refreshTokenBytes)
         let hash = Self.hash(refreshToken)
         let expiresAt = at + Int64(request.refreshTokenTTL)
+        let idleExpiresAt = request.refreshIdleTTL.map { at + Int64($0) }
         guard let account = try account ?? AccountStore.load(db, realmID: request.realmID, id: request.accountID) else {
             throw TokenError(.accountDeleted)
         }
@@ -73,19 +76,22 @@ public final class TokenService: Sendable {
                                at: at)
         try db.execute("""
             INSERT INTO sessions (id, realm_id, client_id, client_instance, account_id, scope, client_ip, ip_binding,
-                auth_time, access_token_ttl, created_at, expires_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                auth_time, access_token_ttl, created_at, expires_at, refresh_idle_ttl, idle_expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             .text(sessionID), .text(request.realmID), .text(request.clientID), .text(request.clientInstanceID),
             .text(request.accountID), .text(request.scope.joined(separator: " ")), .text(request.clientIP),
             SQLValue(request.ipBinding), .integer(request.authTime), .integer(Int64(request.accessTokenTTL)),
-            .integer(at), .integer(expiresAt))
+            .integer(at), .integer(expiresAt), request.refreshIdleTTL.map { .integer(Int64($0)) } ?? .null,
+            idleExpiresAt.map { .integer($0) } ?? .null)
         try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
                        .blob(hash), .text(sessionID), .integer(at))
         let session = SessionSnapshot(id: sessionID, realmID: request.realmID, clientID: request.clientID,
                                       clientInstanceID: request.clientInstanceID, accountID: request.accountID, scope: request.scope, authTime: request.authTime,
-                                      accessTokenTTL: request.accessTokenTTL, expiresAt: expiresAt)
-        return PreparedSession(session: session, material: SigningMaterial(key: key, account: account),
+                                      accessTokenTTL: request.accessTokenTTL, expiresAt: expiresAt,
+                                      refreshIdleTTL: request.refreshIdleTTL, idleExpiresAt: idleExpiresAt)
+        let profile = withProfile ? try AccountProfile.load(db, account: account) : nil
+        return PreparedSession(session: session, material: SigningMaterial(key: key, account: account, profile: profile),
                                refreshToken: refreshToken, nonce: request.nonce, at: at)
     }
 
@@ -111,6 +117,8 @@ public final class TokenService: Sendable {
     /// session (`revoked`), the session API serves only public first-party clients
     /// (`clientNotAllowed`), and the session keeps only the scopes its client still allows
     /// (the narrowing is stored). `scope` may narrow the new access token's scope further.
+    /// A session past its idle deadline is `idleExpired`; a rotation moves the deadline on.
+    /// The session API's refresh also returns the account's profile (`IssuedTokens.profile`).
     public func refresh(realmID: String, presenter: RefreshPresenter, refreshToken: String, scope: [String]?,
                         clientIP: String) async throws(TokenError) -> IssuedTokens {
         let at = now().unixSeconds
@@ -153,6 +161,7 @@ public final class TokenService: Sendable {
                 }
                 if try row.optionalInt("revoked_at") != nil { return .refused(.revoked) }
                 if session.expiresAt <= at { return .refused(.expired) }
+                if let idleExpiresAt = session.idleExpiresAt, idleExpiresAt <= at { return .refused(.idleExpired) }
                 if try row.bool("ip_binding"), try row.string("client_ip") != clientIP { return .refused(.ipMismatch) }
                 let granted = client.capping(session.scope)
                 if let scope, !Set(scope).isSubset(of: granted) { return .refused(.invalidScope) }
@@ -168,13 +177,24 @@ public final class TokenService: Sendable {
                                .blob(replacementHash), .text(session.id), .integer(at))
                 // The capped scope is stored: scopes a client loses stay lost to its sessions
                 // even if the client is given them again (the user would have to sign in anew).
-                try db.execute("UPDATE sessions SET last_refreshed_at = ?, scope = ? WHERE id = ?", .integer(at),
-                               .text(granted.joined(separator: " ")), .text(session.id))
+                // Using the session moves its idle deadline on (last_refreshed_at is its last use).
+                session.idleExpiresAt = session.refreshIdleTTL.map { at + Int64($0) }
+                try db.execute("UPDATE sessions SET last_refreshed_at = ?, scope = ?, idle_expires_at = ? WHERE id = ?",
+                               .integer(at), .text(granted.joined(separator: " ")),
+                               session.idleExpiresAt.map { .integer($0) } ?? .null, .text(session.id))
                 session.scope = granted
                 guard let account = try AccountStore.load(db, realmID: realmID, id: session.accountID) else {
                     return .refused(.accountDeleted)
                 }
-                return .rotated(session, SigningMaterial(key: try Self.activeKey(db, realmID: realmID), account: account))
+                // Read in this transaction so the response's user matches the tokens, and a failed
+                // read undoes the rotation instead of losing the app its new refresh token.
+                let profile: AccountProfile?
+                switch presenter {
+                case .sessionAPI: profile = try AccountProfile.load(db, account: account)
+                case .authenticatedClient: profile = nil
+                }
+                return .rotated(session, SigningMaterial(key: try Self.activeKey(db, realmID: realmID), account: account,
+                                                         profile: profile))
             }
         } catch let error as TokenError {
             throw error
@@ -220,7 +240,7 @@ public final class TokenService: Sendable {
     public func sessions(realmID: String, accountID: String) async throws -> [SessionInfo] {
         try await database.read { db in
             try db.query("""
-                SELECT id, client_id, scope, created_at, expires_at, last_refreshed_at, revoked_at FROM sessions
+                SELECT id, client_id, scope, created_at, expires_at, last_refreshed_at, idle_expires_at, revoked_at FROM sessions
                 WHERE realm_id = ? AND account_id = ? ORDER BY created_at DESC, id LIMIT 500
                 """, .text(realmID), .text(accountID)).map(SessionInfo.init(row:))
         }
@@ -278,6 +298,25 @@ public final class TokenService: Sendable {
         }
     }
 
+    /// What a token refused by ``validateAccessToken(_:realmID:requiring:)`` as `invalid` is
+    /// instead, when it is another credential of this realm: an ID token it signed (expired or
+    /// not) or one of its refresh tokens. Only reads; a refresh token found here is not used.
+    /// nil for anything else, Apple's identity token and other realms' tokens included.
+    public func misusedTokenKind(_ token: String, realmID: String) async -> MisusedTokenKind? {
+        if let jws = try? CompactJWS(parsing: token, maxLength: Self.maxAccessTokenLength) {
+            guard jws.header.typ?.lowercased() != "at+jwt", jws.header.crit == nil,
+                  let algorithm = JWSAlgorithm(rawValue: jws.header.alg), let kid = jws.header.kid,
+                  let published = await publishedKey(kid: kid), published.realmID == realmID,
+                  published.key.verify(signature: jws.signature, message: jws.signingInput, algorithm: algorithm),
+                  let payload = try? jws.payloadObject(), payload["iss"]?.stringValue == issuer(realmID: realmID)
+            else { return nil }
+            return .idToken
+        }
+        // Refresh tokens are 43 characters; anything much longer is not worth hashing.
+        guard token.utf8.count <= 512 else { return nil }
+        return await sessionID(ofRefreshToken: token, realmID: realmID) != nil ? .refreshToken : nil
+    }
+
     /// The claims of a correctly signed access token of this realm, or nil.
     private func verifiedClaims(_ token: String, realmID: String) async -> AccessTokenClaims? {
         guard let jws = try? CompactJWS(parsing: token, maxLength: Self.maxAccessTokenLength),
@@ -333,8 +372,10 @@ public final class TokenService: Sendable {
         let privateKey = try keys.privateKey(kid: key.kid, realmID: session.realmID, sealed: key.sealed,
                                              masterKey: masterKey, at: at)
         let issuer = issuer(realmID: session.realmID)
-        // An access token never outlives its session.
-        let accessTTL = Int(max(1, min(Int64(session.accessTokenTTL), session.expiresAt - at)))
+        // An access token never outlives its session, nor its idle deadline: a session that
+        // ends for want of use leaves no access token alive.
+        let sessionEnd = min(session.expiresAt, session.idleExpiresAt ?? session.expiresAt)
+        let accessTTL = Int(max(1, min(Int64(session.accessTokenTTL), sessionEnd - at)))
         let accessExp = at + Int64(accessTTL)
         let access: [String: JSONValue] = [
             "iss": .string(issuer), "sub": .string(session.accountID), "aud": .string(session.clientID),
@@ -363,7 +404,8 @@ public final class TokenService: Sendable {
         }
         return IssuedTokens(sessionID: session.id, accountID: session.accountID, accessToken: accessToken,
                             expiresIn: accessTTL, refreshToken: refreshToken,
-                            refreshExpiresIn: Int(max(0, session.expiresAt - at)), scope: scope, idToken: idToken)
+                            refreshExpiresIn: Int(max(0, session.expiresAt - at)), scope: scope, idToken: idToken,
+                            profile: material.profile)
     }
 
     // MARK: - Rows
@@ -401,10 +443,12 @@ struct SealedSigningKey: Sendable {
     let sealed: [UInt8]
 }
 
-/// What signing needs besides the session: the key and the account (for ID-token claims).
+/// What signing needs besides the session: the key and the account (for ID-token claims),
+/// and the profile to hand back when the caller asked for one.
 struct SigningMaterial: Sendable {
     let key: SealedSigningKey
     let account: Account
+    var profile: AccountProfile? = nil
 }
 
 /// The outcome of the refresh transaction: refusals are returned so a reuse revocation commits.
@@ -424,9 +468,12 @@ struct SessionSnapshot: Sendable {
     let authTime: Int64
     let accessTokenTTL: Int
     let expiresAt: Int64
+    /// The idle timeout (seconds) and the deadline it sets from the last use; nil: none.
+    let refreshIdleTTL: Int?
+    var idleExpiresAt: Int64?
 
     init(id: String, realmID: String, clientID: String, clientInstanceID: String, accountID: String, scope: [String],
-         authTime: Int64, accessTokenTTL: Int, expiresAt: Int64) {
+         authTime: Int64, accessTokenTTL: Int, expiresAt: Int64, refreshIdleTTL: Int?, idleExpiresAt: Int64?) {
         self.id = id
         self.realmID = realmID
         self.clientID = clientID
@@ -436,6 +483,8 @@ struct SessionSnapshot: Sendable {
         self.authTime = authTime
         self.accessTokenTTL = accessTokenTTL
         self.expiresAt = expiresAt
+        self.refreshIdleTTL = refreshIdleTTL
+        self.idleExpiresAt = idleExpiresAt
     }
 
     init(row: Row) throws {
@@ -443,6 +492,8 @@ struct SessionSnapshot: Sendable {
                   clientInstanceID: try row.string("client_instance"), accountID: try row.string("account_id"),
                   scope: try row.string("scope").split(separator: " ").map(String.init),
                   authTime: try row.int("auth_time"), accessTokenTTL: Int(try row.int("access_token_ttl")),
-                  expiresAt: try row.int("expires_at"))
+                  expiresAt: try row.int("expires_at"),
+                  refreshIdleTTL: try row.optionalInt("refresh_idle_ttl").map { Int($0) },
+                  idleExpiresAt: try row.optionalInt("idle_expires_at"))
     }
 }
