@@ -61,7 +61,7 @@ struct MaintenanceLoopTests {
 
 /// Paces a `MaintenanceLoop` by hand: its `pause` counts the rounds done, then waits until
 /// `endInterval()` (or until the loop is cancelled).
-private final class MaintenancePacer: Sendable {
+final class MaintenancePacer: Sendable {
     private let intervals: AsyncStream<Void>
     private let intervalEnded: AsyncStream<Void>.Continuation
     private let roundsDone = Atomic<Int>(0)

@@ -82,6 +82,10 @@ struct AccountAdminHandlers: Sendable {
         let context = try caller.changeContext(request)
         try await stores.accounts.delete(realmID: request.parameter("realm"), id: try Self.accountID(request),
                                          context: context)
+        // The delete queued the account's Apple tokens for revocation; Apple is called now,
+        // after the commit and without holding up the answer (failures retry from maintenance).
+        let heraldContext = stores.context
+        Task { await AppleTokenTasks.revokeDue(context: heraldContext) }
         return .noContent
     }
 

@@ -32,16 +32,20 @@ struct AdminStores: Sendable {
     let tokens: TokenService
     let database: any Database
     let now: @Sendable () -> Date
+    /// For work an admin change starts after it committed (revoking a deleted account's Apple tokens).
+    let context: HeraldContext
 
     init(context: HeraldContext, sessionRevoker: any AccountSessionRevoker & ClientSessionRevoker) {
         let database = context.database
         self.database = database
+        self.context = context
         tokens = context.tokens
         now = context.now
         realms = RealmStore(database: database, now: context.now)
         appleProviders = AppleProviderStore(database: database, masterKey: context.masterKey, now: context.now)
         clients = ClientAppStore(database: database, sessionRevoker: sessionRevoker, now: context.now)
-        accounts = AccountStore(database: database, sessionRevoker: sessionRevoker, now: context.now)
+        accounts = AccountStore(database: database, sessionRevoker: sessionRevoker, deletionHook: context.appleTokens,
+                                now: context.now)
         adminTokens = AdminTokenStore(database: database, now: context.now)
         audit = AuditLog(database: database)
         keyRing = SigningKeyRing(database: database, masterKey: context.masterKey, now: context.now)

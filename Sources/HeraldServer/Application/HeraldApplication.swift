@@ -32,6 +32,10 @@ public final class HeraldApplication: Sendable {
             let nativeLogin = AppleNativeLogin(database: database, verifier: verifier, tokens: tokens,
                                                limiter: LoginAttemptLimiter(database: database, now: now), now: now)
                 .completingDownstream(with: DownstreamCompletion.completer(database: database, now: now))
+            let appleTokens = AppleTokenVault(
+                database: database, masterKey: masterKey,
+                apple: AppleAPIClient(baseURL: URL(string: configuration.appleBaseURL) ?? AppleAPIClient.defaultBaseURL),
+                now: now)
             let appleNotifications = AppleNotificationInbox(
                 database: database, verifier: AppleNotificationVerifier(keys: jwks, now: now),
                 processor: AppleNotificationProcessor(database: database, sessions: SessionRevoker(now: now), now: now))
@@ -39,7 +43,8 @@ public final class HeraldApplication: Sendable {
                                         logger: logger, now: now,
                                         clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
                                         metrics: HeraldMetrics(collectors: [{ jwks.metrics.prometheusText }]),
-                                        tokens: tokens, nativeLogin: nativeLogin, appleNotifications: appleNotifications)
+                                        tokens: tokens, nativeLogin: nativeLogin, appleNotifications: appleNotifications,
+                                        appleTokens: appleTokens)
             try await HeraldBootstrap.run(context: context)
             return HeraldApplication(context: context, maintenance: maintenance)
         } catch {

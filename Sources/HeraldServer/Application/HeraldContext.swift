@@ -20,6 +20,8 @@ public struct HeraldContext: Sendable {
     public let nativeLogin: AppleNativeLogin
     /// Apple's server-to-server notifications (verified with native login's JWKS cache).
     public let appleNotifications: AppleNotificationInbox
+    /// Apple refresh tokens from native logins' authorization codes, revoked on account deletion.
+    public let appleTokens: AppleTokenVault
 
     /// Current time as unix seconds, the unit stored everywhere.
     public var unixNow: Int64 { Int64(now().timeIntervalSince1970) }

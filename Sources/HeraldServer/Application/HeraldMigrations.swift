@@ -11,5 +11,6 @@ enum HeraldMigrations {
         RealmsSchema.migrations + TokenIssuerSchema.migrations + AppleReplayStore.migrations
             + LoginAttemptLimiter.migrations
             + GrantsSchema.migrations + AppleNotificationProcessor.migrations
+            + AppleTokenVault.migrations
     }
 }

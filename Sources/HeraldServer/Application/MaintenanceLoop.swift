@@ -2,7 +2,7 @@ import Synchronization
 import TokenIssuer
 
 /// Housekeeping every node runs in the background: purges sessions that ended long ago
-/// (`EndedSessionPurge`). Expired pending authorizations, codes, Apple replay entries and
+/// (`EndedSessionPurge`) and retries due revocations of Apple tokens (`AppleTokenVault`). Expired pending authorizations, codes, Apple replay entries and
 /// login-failure windows are purged by their own modules as they write.
 final class MaintenanceLoop: Sendable {
     /// Often enough that the tables stay small, rarely enough to cost nothing.
@@ -36,6 +36,7 @@ final class MaintenanceLoop: Sendable {
                     // Type only: a storage error's text may quote SQL. The next round retries.
                     logger.warning("maintenance_failed", ["errorType": .string(String(describing: type(of: error)))])
                 }
+                await AppleTokenTasks.revokeDue(context: context)
                 await pause()
             }
         }

@@ -13,6 +13,8 @@ public struct HeraldConfiguration: Sendable, Equatable {
     /// Bootstrap admin token from the environment (≥ 32 characters), registered as "env".
     public var adminToken: String?
     public var appleJWKSURL: String = "https://appleid.apple.com/auth/keys"
+    /// Base of Apple's token and revoke endpoints (`/auth/token`, `/auth/revoke`).
+    public var appleBaseURL: String = "https://appleid.apple.com"
     public var trustedProxies: [String] = []
     public var logLevel: LogLevel = .info
     /// Most concurrent connections from one client address (the socket peer: behind a proxy,
@@ -35,7 +37,8 @@ public struct HeraldConfiguration: Sendable, Equatable {
     static let settings: [(env: String, flag: String?)] = [
         ("HERALD_HOST", "--host"), ("HERALD_PORT", "--port"), ("HERALD_PUBLIC_URL", "--public-url"),
         ("HERALD_DATABASE", "--database"), ("HERALD_MASTER_KEY", nil), ("HERALD_ADMIN_TOKEN", nil),
-        ("HERALD_APPLE_JWKS_URL", "--apple-jwks-url"), ("HERALD_TRUSTED_PROXIES", "--trusted-proxies"),
+        ("HERALD_APPLE_JWKS_URL", "--apple-jwks-url"), ("HERALD_APPLE_BASE_URL", "--apple-base-url"),
+        ("HERALD_TRUSTED_PROXIES", "--trusted-proxies"),
         ("HERALD_LOG_LEVEL", "--log-level"), ("HERALD_PER_IP_CONNECTION_LIMIT", "--per-ip-connection-limit"),
         ("HERALD_CONNECTION_TIMEOUT", "--connection-timeout"),
     ]
@@ -118,6 +121,13 @@ public struct HeraldConfiguration: Sendable, Equatable {
                 throw ConfigurationError("HERALD_APPLE_JWKS_URL must be an absolute http(s) URL")
             }
             appleJWKSURL = jwks
+        }
+        if let base = values["HERALD_APPLE_BASE_URL"] {
+            guard let parsed = URL(string: base), let scheme = parsed.scheme, ["http", "https"].contains(scheme),
+                  parsed.host != nil, parsed.query == nil else {
+                throw ConfigurationError("HERALD_APPLE_BASE_URL must be an absolute http(s) URL without a query")
+            }
+            appleBaseURL = base.hasSuffix("/") ? String(base.dropLast()) : base
         }
         if let proxies = values["HERALD_TRUSTED_PROXIES"] {
             let entries = proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

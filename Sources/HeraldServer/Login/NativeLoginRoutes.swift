@@ -30,13 +30,14 @@ struct NativeLoginRoutes: RouteGroup {
         let nonce: String?
         let state: String?
         let name: PersonName
+        let appleCode: String?
         do {
             var body = try JSONRequestBody(request)
             let readToken = body.string("identityToken", required: true, maxLength: maxReadTokenBytes)
             let readClient = body.string("clientId", required: true, maxLength: 128)
             nonce = body.string("nonce", maxLength: 1024)
             state = body.string("downstreamState", maxLength: 1024)
-            _ = body.string("authorizationCode", maxLength: 4096, allowEmpty: true)
+            appleCode = body.string("authorizationCode", maxLength: 4096, allowEmpty: true)
             name = fullName(&body)
             try body.validate()
             guard let readToken, let readClient else { throw APIError.badRequest("Invalid request") }
@@ -59,6 +60,13 @@ struct NativeLoginRoutes: RouteGroup {
             outcome = .failure(error)
         }
         record(outcome, realmID: realmID, clientID: clientID, request: request, context: context, started: started)
+        if case .success(let result) = outcome, let appleCode, !appleCode.isEmpty,
+           let audience = try? CompactJWS(parsing: token, maxLength: AppleIdentityVerifier.maximumTokenBytes)
+               .payloadObject()["aud"]?.stringValue {
+            // Apple issued the code to the app the verified token is for (its `aud`).
+            AppleTokenTasks.keepRefreshToken(code: appleCode, realmID: realmID, accountID: result.accountID,
+                                             clientID: audience, context: context)
+        }
         switch outcome {
         case .success(.session(let tokens, let isNewUser)):
             return .json(try SessionTokensResponse(message: "Login successful", tokens: tokens, isNewUser: isNewUser),

@@ -19,12 +19,14 @@ public final class HeraldMetrics: Sendable {
         var latency: [String: Histogram] = [:]
         var logins: [LoginKey: Int] = [:]
         var appleNotifications: [NotificationKey: Int] = [:]
+        var appleCalls: [AppleCallKey: Int] = [:]
     }
 
     /// Raw label values; escaping happens once, at render time, not per request.
     private struct RequestKey: Hashable { let route: String; let status: Int }
     private struct LoginKey: Hashable { let provider: String; let outcome: String; let reason: String }
     private struct NotificationKey: Hashable { let type: String; let outcome: String }
+    private struct AppleCallKey: Hashable { let operation: String; let outcome: String }
 
     private let state = Mutex(State())
     /// Extra sources rendered after Herald's own (e.g. the Apple JWKS client's counters).
@@ -60,6 +62,14 @@ public final class HeraldMetrics: Sendable {
     public func recordAppleNotification(type: String, outcome: String) {
         state.withLock { state in
             state.appleNotifications[NotificationKey(type: type, outcome: outcome), default: 0] += 1
+        }
+    }
+
+    /// Counts one call Herald made to Apple: `operation` `token_exchange` or `revoke`,
+    /// `outcome` `success` or an `AppleAPIFailure` label.
+    public func recordAppleCall(operation: String, outcome: String) {
+        state.withLock { state in
+            state.appleCalls[AppleCallKey(operation: operation, outcome: outcome), default: 0] += 1
         }
     }
 
@@ -104,6 +114,14 @@ public final class HeraldMetrics: Sendable {
             }
             for (labels, count) in notifications.sorted(by: { $0.0 < $1.0 }) {
                 text += "herald_apple_notifications_total{\(labels)} \(count)\n"
+            }
+            text += "# HELP herald_apple_calls_total Calls to Apple's token and revoke endpoints by operation and outcome.\n"
+            text += "# TYPE herald_apple_calls_total counter\n"
+            let calls = state.appleCalls.map { key, count in
+                ("operation=\"\(HeraldMetrics.escape(key.operation))\",outcome=\"\(HeraldMetrics.escape(key.outcome))\"", count)
+            }
+            for (labels, count) in calls.sorted(by: { $0.0 < $1.0 }) {
+                text += "herald_apple_calls_total{\(labels)} \(count)\n"
             }
         }
         for collector in collectors { text += collector() }
