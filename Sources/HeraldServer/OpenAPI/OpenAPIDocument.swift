@@ -1475,7 +1475,10 @@ paths:
       description: |
         Frees the account's email (only a hash of it is kept), clears its name, unlinks its
         identities and revokes its sessions. The account remains listed with status `deleted`.
-        Deleting a deleted account changes nothing.
+        Deleting a deleted account changes nothing. Apple refresh tokens kept from its native
+        logins are revoked at Apple's `/auth/revoke` after the delete commits (a failure never
+        blocks the delete; the maintenance loop retries with backoff, counted in
+        `herald_apple_calls_total{operation="revoke"}`).
       security:
         - adminToken: []
       parameters:
@@ -2857,7 +2860,13 @@ components:
             - $ref: "#/components/schemas/AppleFullName"
         authorizationCode:
           type: string
-          description: Accepted and ignored.
+          maxLength: 4096
+          description: |
+            Apple's authorization code from the same credential. After a successful login Herald
+            exchanges it at Apple's `/auth/token` (client secret signed with the realm's `.p8`
+            key; `client_id` = the identity token's audience) and keeps Apple's refresh token,
+            encrypted, to revoke the authorization when the account is deleted. A failed
+            exchange does not fail the login (it is counted in `herald_apple_calls_total`).
     AppleFullName:
       type: object
       properties:
