@@ -82,9 +82,14 @@ public struct AppleTokenVault: AccountDeletionHook {
         case .failure(let failure): return .failure(failure)
         case .success(let value): grant = value
         }
-        guard let refreshToken = grant.refreshToken, !refreshToken.isEmpty, refreshToken.utf8.count <= 4096 else {
-            return .failure(.invalid)
-        }
+        guard let refreshToken = grant.refreshToken else { return .failure(.invalid) }
+        return await keep(refreshToken: refreshToken, realmID: realmID, accountID: accountID, clientID: clientID)
+    }
+
+    /// Keeps Apple's refresh token for the account (a web-flow exchange already made the call).
+    public func keep(refreshToken: String, realmID: String, accountID: String,
+                     clientID: String) async -> Result<Void, AppleAPIFailure> {
+        guard !refreshToken.isEmpty, refreshToken.utf8.count <= 4096 else { return .failure(.invalid) }
         let sealed = masterKey.seal(Array(refreshToken.utf8), context: Self.sealContext(realmID, clientID))
         let at = now().unixSeconds
         do {

@@ -6,7 +6,7 @@ import Realms
 struct AppleProviderAdminHandlers: Sendable {
     let stores: AdminStores
 
-    static let fields: Set<String> = ["enabled", "clientId", "audiences", "teamId", "keyId", "privateKey", "scopes"]
+    static let fields: Set<String> = ["enabled", "clientId", "audiences", "teamId", "keyId", "privateKey", "scopes", "returnUrls"]
 
     var routes: [AdminRoute] {
         [
@@ -29,7 +29,7 @@ struct AppleProviderAdminHandlers: Sendable {
         let context = try caller.changeContext(request)
         let realmID = request.parameter("realm")
         var body = try JSONRequestBody(request, allowedFields: Self.fields)
-        body.refuseNull(["enabled", "clientId", "audiences", "scopes"])
+        body.refuseNull(["enabled", "clientId", "audiences", "scopes", "returnUrls"])
         var privateKey = AppleProviderSettings.PrivateKeyUpdate.keep
         if body.isExplicitNull("privateKey") {
             privateKey = .remove
@@ -43,7 +43,8 @@ struct AppleProviderAdminHandlers: Sendable {
             teamId: body.string("teamId", maxLength: 64),
             keyId: body.string("keyId", maxLength: 64),
             privateKey: privateKey,
-            scopes: body.strings("scopes", maxCount: 10, maxLength: 64))
+            scopes: body.strings("scopes", maxCount: 10, maxLength: 64),
+            returnUrls: body.strings("returnUrls", maxCount: AppleProviderSettings.maxReturnUrls, maxLength: InputRules.maxURLLength))
         body.add(settings.fieldIssues())
         try body.validate()
         return .json(try await stores.appleProviders.put(realmID: realmID, settings: settings, context: context))

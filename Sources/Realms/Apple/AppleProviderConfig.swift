@@ -16,11 +16,14 @@ public struct AppleProviderConfig: Sendable, Equatable, Codable {
     public var keyId: String?
     public var privateKeyConfigured: Bool
     public var scopes: [String]
+    /// The web flow's "Return URLs" as registered for the Services ID at Apple: Herald's
+    /// `…/apple/callback` as the browser reaches it. The first is the `redirect_uri` Herald sends.
+    public var returnUrls: [String]
     public var createdAt: Int64
     public var updatedAt: Int64
 
     public init(realmId: String, enabled: Bool, clientId: String, audiences: [String], teamId: String?, keyId: String?,
-                privateKeyConfigured: Bool, scopes: [String], createdAt: Int64, updatedAt: Int64) {
+                privateKeyConfigured: Bool, scopes: [String], returnUrls: [String] = [], createdAt: Int64, updatedAt: Int64) {
         self.realmId = realmId
         self.enabled = enabled
         self.clientId = clientId
@@ -29,6 +32,7 @@ public struct AppleProviderConfig: Sendable, Equatable, Codable {
         self.keyId = keyId
         self.privateKeyConfigured = privateKeyConfigured
         self.scopes = scopes
+        self.returnUrls = returnUrls
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }
@@ -37,7 +41,8 @@ public struct AppleProviderConfig: Sendable, Equatable, Codable {
     public var acceptedAudiences: [String] { [clientId] + audiences }
 
     private enum CodingKeys: String, CodingKey {
-        case realmId, enabled, clientId, audiences, teamId, keyId, privateKeyConfigured, scopes, createdAt, updatedAt
+        case realmId, enabled, clientId, audiences, teamId, keyId, privateKeyConfigured, scopes, returnUrls, createdAt,
+            updatedAt
     }
 
     // Written out so absent team and key ids are `null`, not absent keys.
@@ -51,6 +56,7 @@ public struct AppleProviderConfig: Sendable, Equatable, Codable {
         try container.encode(keyId, forKey: .keyId)
         try container.encode(privateKeyConfigured, forKey: .privateKeyConfigured)
         try container.encode(scopes, forKey: .scopes)
+        try container.encode(returnUrls, forKey: .returnUrls)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
     }

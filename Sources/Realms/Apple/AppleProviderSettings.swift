@@ -22,9 +22,15 @@ public struct AppleProviderSettings: Sendable, Equatable {
     public var keyId: String?
     public var privateKey: PrivateKeyUpdate
     public var scopes: [String]?
+    /// The web flow's Return URLs (see `AppleProviderConfig.returnUrls`); nil: none.
+    public var returnUrls: [String]?
+
+    /// At most this many Return URLs (Apple's own form takes ten).
+    public static let maxReturnUrls = 10
 
     public init(enabled: Bool? = nil, clientId: String? = nil, audiences: [String]? = nil, teamId: String? = nil,
-                keyId: String? = nil, privateKey: PrivateKeyUpdate = .keep, scopes: [String]? = nil) {
+                keyId: String? = nil, privateKey: PrivateKeyUpdate = .keep, scopes: [String]? = nil,
+                returnUrls: [String]? = nil) {
         self.enabled = enabled
         self.clientId = clientId
         self.audiences = audiences
@@ -32,6 +38,7 @@ public struct AppleProviderSettings: Sendable, Equatable {
         self.keyId = keyId
         self.privateKey = privateKey
         self.scopes = scopes
+        self.returnUrls = returnUrls
     }
 
     /// The validated settings, with the parsed private key when one is given.
@@ -44,6 +51,7 @@ public struct AppleProviderSettings: Sendable, Equatable {
         let privateKey: PrivateKeyUpdate
         let privateKeyDER: [UInt8]?
         let scopes: [String]
+        let returnUrls: [String]
     }
 
     /// Problems with the given fields (the private key is parsed to check it), by API field name.
@@ -88,13 +96,29 @@ public struct AppleProviderSettings: Sendable, Equatable {
                 issues.add("scopes[\(index)]", "is a duplicate")
             }
         }
+        // Apple accepts only https Return URLs and matches them exactly; http is allowed for
+        // loopback so the flow runs against a fake Apple in tests.
+        let returnUrls = self.returnUrls ?? []
+        if returnUrls.count > Self.maxReturnUrls {
+            issues.add("returnUrls", "must have at most \(Self.maxReturnUrls) entries")
+        }
+        for (index, url) in returnUrls.enumerated() {
+            if let problem = InputRules.loginURLProblem(url) {
+                issues.add("returnUrls[\(index)]", problem)
+            } else if url.contains("?") {
+                issues.add("returnUrls[\(index)]", "must not contain a query")
+            } else if returnUrls[..<index].contains(url) {
+                issues.add("returnUrls[\(index)]", "is a duplicate")
+            }
+        }
         var der: [UInt8]?
         if case .replace(let pem) = privateKey {
             der = Self.privateKeyDER(pem: pem, issues: &issues)
         }
         try issues.throwIfAny()
         return Validated(enabled: enabled ?? true, clientId: clientId ?? "", audiences: audiences, teamId: teamId,
-                         keyId: keyId, privateKey: privateKey, privateKeyDER: der, scopes: scopes)
+                         keyId: keyId, privateKey: privateKey, privateKeyDER: der, scopes: scopes,
+                         returnUrls: returnUrls)
     }
 
     /// Parses an Apple .p8 key; reasons never include the key text.

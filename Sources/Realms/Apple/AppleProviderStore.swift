@@ -37,18 +37,19 @@ public struct AppleProviderStore: Sendable {
             let after = AppleProviderConfig(
                 realmId: realmID, enabled: valid.enabled, clientId: valid.clientId, audiences: valid.audiences,
                 teamId: valid.teamId, keyId: valid.keyId, privateKeyConfigured: keyConfigured, scopes: valid.scopes,
-                createdAt: before?.createdAt ?? at, updatedAt: at)
+                returnUrls: valid.returnUrls, createdAt: before?.createdAt ?? at, updatedAt: at)
             try db.execute("""
                 INSERT INTO apple_providers (realm_id, enabled, client_id, audiences, team_id, key_id, private_key,
-                    scopes, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    scopes, return_urls, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (realm_id) DO UPDATE SET enabled = excluded.enabled, client_id = excluded.client_id,
                     audiences = excluded.audiences, team_id = excluded.team_id, key_id = excluded.key_id,
-                    scopes = excluded.scopes, updated_at = excluded.updated_at
+                    scopes = excluded.scopes, return_urls = excluded.return_urls, updated_at = excluded.updated_at
                 """,
                 .text(realmID), SQLValue(after.enabled), .text(after.clientId), .text(JSONColumn.encode(after.audiences)),
                 .optional(after.teamId), .optional(after.keyId), sealed.map(SQLValue.blob) ?? .null,
-                .text(JSONColumn.encode(after.scopes)), .integer(after.createdAt), .integer(at))
+                .text(JSONColumn.encode(after.scopes)), .text(JSONColumn.encode(after.returnUrls)),
+                .integer(after.createdAt), .integer(at))
             switch valid.privateKey {
             case .keep: break
             case .remove: try db.execute("UPDATE apple_providers SET private_key = NULL WHERE realm_id = ?", .text(realmID))
@@ -101,7 +102,8 @@ public struct AppleProviderStore: Sendable {
             realmId: try row.string("realm_id"), enabled: try row.bool("enabled"), clientId: try row.string("client_id"),
             audiences: JSONColumn.decodeStrings(try row.string("audiences")), teamId: try row.optionalString("team_id"),
             keyId: try row.optionalString("key_id"), privateKeyConfigured: try row.optionalBytes("private_key") != nil,
-            scopes: JSONColumn.decodeStrings(try row.string("scopes")), createdAt: try row.int("created_at"),
+            scopes: JSONColumn.decodeStrings(try row.string("scopes")),
+            returnUrls: JSONColumn.decodeStrings(try row.string("return_urls")), createdAt: try row.int("created_at"),
             updatedAt: try row.int("updated_at"))
     }
 }

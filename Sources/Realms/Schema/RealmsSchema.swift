@@ -133,5 +133,9 @@ public enum RealmsSchema {
         Migration(module: "realms", version: 4, name: "identity email relay state", statements: [
             "ALTER TABLE identities ADD COLUMN email_relay_enabled INTEGER",
         ]),
+        // The Apple web flow's registered Return URLs (a JSON array, like audiences).
+        Migration(module: "realms", version: 5, name: "apple return urls", statements: [
+            "ALTER TABLE apple_providers ADD COLUMN return_urls TEXT NOT NULL DEFAULT '[]'",
+        ]),
     ]
 }

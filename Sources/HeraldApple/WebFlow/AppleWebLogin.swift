@@ -1,0 +1,146 @@
+import Foundation
+import Grants
+import JOSE
+import Realms
+import Storage
+import TokenIssuer
+
+/// Sign in with Apple in a browser or WebView (Android, HarmonyOS, mobile web), audience the
+/// Services ID: `start` sends the browser to Apple with a server-side `state` and a nonce
+/// Herald made; `complete` takes Apple's `form_post` (or query) answer, exchanges the code with
+/// a freshly signed client secret, and hands the ID token to the same login as native apps
+/// (verification, replay, account resolution, branch A or B) — one pipeline, two doors.
+public struct AppleWebLogin: Sendable {
+    /// Why the flow could not start.
+    public enum StartError: Error, Sendable, Equatable {
+        case realmNotFound
+        /// No enabled Apple provider, or none with a Return URL.
+        case providerNotConfigured
+        case unknownClient
+        /// Branch A with a client that is not public first-party.
+        case clientNotAllowed
+        /// `returnTo` is not one of the client's registered redirect URIs.
+        case returnToNotRegistered
+    }
+
+    /// How Apple's answer ended.
+    public enum Outcome: Sendable {
+        case loggedIn(NativeLoginResult, returnTo: String?)
+        /// Apple reported an error (`user_cancelled_authorize` and others): a normal ending.
+        case appleError(String, returnTo: String?)
+        /// Unknown, used or expired `state`.
+        case invalidState
+        /// Neither `code` nor `id_token`.
+        case missingCredentials(returnTo: String?)
+        /// Apple's token endpoint could not be used (not configured, unreachable, refused).
+        case exchangeFailed(AppleAPIFailure, returnTo: String?)
+        case loginFailed(NativeLoginError, returnTo: String?)
+    }
+
+    private let database: any Database
+    private let states: AppleWebStates
+    private let credentials: AppleCredentials
+    private let apple: AppleAPIClient
+    private let authorizeURL: URL
+    private let login: AppleNativeLogin
+    private let vault: AppleTokenVault
+
+    public init(database: any Database, masterKey: MasterKey, apple: AppleAPIClient, login: AppleNativeLogin,
+                vault: AppleTokenVault, now: @escaping @Sendable () -> Date) {
+        self.database = database
+        states = AppleWebStates(database: database, now: now)
+        credentials = AppleCredentials(database: database, masterKey: masterKey, now: now)
+        self.apple = apple
+        authorizeURL = apple.baseURL.appendingPathComponent("auth/authorize")
+        self.login = login
+        self.vault = vault
+    }
+
+    /// The URL of Apple's authorize page for this login.
+    public func start(realmID: String, clientID: String, downstreamState: String?,
+                      returnTo: String?) async throws -> URL {
+        guard InputRules.isSlug(realmID) else { throw StartError.realmNotFound }
+        let found = try await database.read { db -> (Realm, AppleProviderConfig?, ClientApp?)? in
+            guard let realm = try RealmStore.load(db, id: realmID), realm.enabled else { return nil }
+            return (realm, try AppleProviderStore.load(db, realmID: realmID),
+                    try ClientAppStore.load(db, realmID: realmID, clientID: clientID))
+        }
+        guard let (_, provider, client) = found else { throw StartError.realmNotFound }
+        guard let provider, provider.enabled, let redirectURI = provider.returnUrls.first else {
+            throw StartError.providerNotConfigured
+        }
+        guard let client, client.enabled else { throw StartError.unknownClient }
+        if downstreamState == nil, !client.firstParty || client.confidential { throw StartError.clientNotAllowed }
+        if let returnTo, !client.redirectUris.contains(returnTo) { throw StartError.returnToNotRegistered }
+        let nonce = SecureRandom.token(byteCount: 32)
+        let state = try await states.begin(realmID: realmID, AppleWebStates.Pending(
+            clientID: clientID, downstreamState: downstreamState, returnTo: returnTo, nonce: nonce))
+        let query: [(String, String)] = [
+            ("response_type", "code id_token"), ("response_mode", "form_post"),
+            ("scope", provider.scopes.joined(separator: " ")), ("client_id", provider.clientId),
+            ("redirect_uri", redirectURI), ("state", state), ("nonce", NonceCheck.hash(nonce)),
+        ]
+        return URL(string: RedirectURI.appending(query, to: authorizeURL.absoluteString)) ?? authorizeURL
+    }
+
+    /// Completes the login Apple answered with `parameters` (the callback's form or query).
+    public func complete(realmID: String, parameters: [String: String], clientIP: String) async throws -> Outcome {
+        guard InputRules.isSlug(realmID), let state = parameters["state"],
+              let pending = try await states.take(realmID: realmID, state: state) else { return .invalidState }
+        if let error = parameters["error"], !error.isEmpty {
+            // Apple's codes are short ASCII words; anything else is not echoed.
+            let safe = error.utf8.count <= 64 && error.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (0x61...0x7A).contains($0) }
+            return .appleError(safe ? error : "apple_error", returnTo: pending.returnTo)
+        }
+        let code = parameters["code"].flatMap { $0.isEmpty ? nil : $0 }
+        var identityToken = parameters["id_token"].flatMap { $0.isEmpty ? nil : $0 }
+        guard code != nil || identityToken != nil else { return .missingCredentials(returnTo: pending.returnTo) }
+
+        let provider = try await database.read { db in try AppleProviderStore.load(db, realmID: realmID) }
+        var appleRefreshToken: String?
+        if let code, let provider, let redirectURI = provider.returnUrls.first {
+            // The token from Apple's own endpoint (over TLS, for this code) is the one verified.
+            let secret: String
+            switch await credentials.clientSecret(realmID: realmID, clientID: provider.clientId) {
+            case .failure(let failure): return .exchangeFailed(failure, returnTo: pending.returnTo)
+            case .success(let value): secret = value
+            }
+            switch await apple.exchange(code: code, clientID: provider.clientId, clientSecret: secret,
+                                        redirectURI: redirectURI) {
+            case .failure(let failure): return .exchangeFailed(failure, returnTo: pending.returnTo)
+            case .success(let grant):
+                guard let token = grant.idToken else { return .exchangeFailed(.invalid, returnTo: pending.returnTo) }
+                identityToken = token
+                appleRefreshToken = grant.refreshToken
+            }
+        }
+        guard let identityToken else { return .missingCredentials(returnTo: pending.returnTo) }
+        let request = NativeLoginRequest(realmID: realmID, identityToken: identityToken, clientID: pending.clientID,
+                                         rawNonce: pending.nonce, downstreamState: pending.downstreamState,
+                                         fullName: Self.name(fromUser: parameters["user"]), clientIP: clientIP)
+        let result: NativeLoginResult
+        do {
+            result = try await login.login(request)
+        } catch {
+            return .loginFailed(error, returnTo: pending.returnTo)
+        }
+        if let appleRefreshToken, let provider {
+            // Failing to keep it does not undo the login; the account simply has none to revoke.
+            _ = await vault.keep(refreshToken: appleRefreshToken, realmID: realmID, accountID: result.accountID,
+                                 clientID: provider.clientId)
+        }
+        return .loggedIn(result, returnTo: pending.returnTo)
+    }
+
+    /// The name in Apple's first-authorization `user` JSON (`{"name":{"firstName","lastName"},"email"}`).
+    static func name(fromUser text: String?) -> PersonName {
+        guard let text, text.utf8.count <= 4096, let user = (try? JSONValue.parse(Array(text.utf8)))?.objectValue,
+              let name = user["name"]?.objectValue else { return PersonName() }
+        func part(_ key: String) -> String? {
+            guard let value = name[key]?.stringValue?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty,
+                  value.count <= InputRules.maxNameLength else { return nil }
+            return value
+        }
+        return PersonName(givenName: part("firstName"), familyName: part("lastName"))
+    }
+}
