@@ -36,7 +36,9 @@ public final class HeraldApplication: Sendable {
                                         logger: logger, now: now,
                                         clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
                                         metrics: HeraldMetrics(collectors: [{ jwks.metrics.prometheusText }]),
-                                        tokens: tokens, nativeLogin: nativeLogin)
+                                        tokens: tokens, nativeLogin: nativeLogin,
+                                        requestLimiter: RequestRateLimiter(database: database,
+                                                                           limits: configuration.requestLimits, now: now))
             try await HeraldBootstrap.run(context: context)
             return HeraldApplication(context: context, maintenance: maintenance)
         } catch {

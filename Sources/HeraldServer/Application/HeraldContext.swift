@@ -18,6 +18,8 @@ public struct HeraldContext: Sendable {
     public let tokens: TokenService
     /// Apple native login (one instance: its JWKS cache is shared by every request).
     public let nativeLogin: AppleNativeLogin
+    /// The request limits of `/token`, session refresh and `/authorize` (one instance: it paces its purge).
+    let requestLimiter: RequestRateLimiter
 
     /// Current time as unix seconds, the unit stored everywhere.
     public var unixNow: Int64 { Int64(now().timeIntervalSince1970) }

@@ -10,6 +10,6 @@ enum HeraldMigrations {
     static var all: [Migration] {
         RealmsSchema.migrations + TokenIssuerSchema.migrations + AppleReplayStore.migrations
             + LoginAttemptLimiter.migrations
-            + GrantsSchema.migrations
+            + GrantsSchema.migrations + RequestRateLimiter.migrations
     }
 }

@@ -319,7 +319,8 @@ paths:
         The presented refresh token dies and a new one is returned with a new access token; the
         session's absolute expiry does not move. Presenting a rotated token again revokes the
         whole session (401 `token_revoked`). Sessions are bound to their client, and to the
-        issuing IP when the client has `ipBinding`.
+        issuing IP when the client has `ipBinding`. Requests are limited per client IP and per
+        `clientId` (429 `rate_limited` with `Retry-After`).
       parameters:
         - $ref: "#/components/parameters/RealmId"
       requestBody:
@@ -354,6 +355,8 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "429":
+          $ref: "#/components/responses/RequestRateLimited"
   /api/auth/{realmId}/session/logout:
     post:
       tags: [Session]
@@ -468,7 +471,8 @@ paths:
         redirected to the client (`error`, `error_description`, `state`, `iss` per RFC 9207),
         or answered 400 as JSON with `Accept: application/json`. A state already pending in
         the realm is refused (`invalid_request`). A realm without `loginUrl` can only serve
-        the JSON variant (`server_error` otherwise).
+        the JSON variant (`server_error` otherwise). Requests are limited per client IP and per
+        `client_id` (429 with `Retry-After`, never redirected).
       parameters:
         - $ref: "#/components/parameters/RealmId"
         - name: response_type
@@ -564,6 +568,8 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "429":
+          $ref: "#/components/responses/OAuthRateLimited"
   /api/oauth/{realmId}/token:
     post:
       tags: [OAuth]
@@ -581,6 +587,8 @@ paths:
 
         Confidential clients authenticate with `client_secret_basic` or `client_secret_post`;
         public clients send only `client_id`. Responses carry `Cache-Control: no-store`.
+        Requests are limited per client IP and per client id as presented, before client
+        authentication (429 with `Retry-After`).
       security:
         - clientSecretBasic: []
         - clientSecretPost: []
@@ -615,6 +623,8 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "429":
+          $ref: "#/components/responses/OAuthRateLimited"
   /api/oauth/{realmId}/userinfo:
     get:
       tags: [OAuth]
@@ -1795,6 +1805,47 @@ components:
         application/json:
           schema:
             $ref: "#/components/schemas/Error"
+    RequestRateLimited:
+      description: |
+        `rate_limited`: this endpoint's request limit per client IP or per client id is
+        reached for the current window (`HERALD_RATE_LIMIT_PER_IP`, `HERALD_RATE_LIMIT_PER_CLIENT`).
+        Nothing was done; retry after `Retry-After` seconds.
+      headers:
+        Retry-After:
+          schema:
+            type: integer
+            minimum: 1
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
+          example:
+            status: 429
+            code: rate_limited
+            message: Too many requests, retry later
+            requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+    OAuthRateLimited:
+      description: |
+        This endpoint's request limit per client IP or per client id is reached for the
+        current window. The body is the OAuth shape with `temporarily_unavailable` (RFC 6749
+        defines no rate-limit error; this is its registered "retry later"), never a redirect.
+        Nothing was done; retry after `Retry-After` seconds.
+      headers:
+        Retry-After:
+          schema:
+            type: integer
+            minimum: 1
+        Cache-Control:
+          schema:
+            type: string
+            const: no-store
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/OAuthError"
+          example:
+            error: temporarily_unavailable
+            error_description: too many requests; retry later
     OAuthBadRequest:
       description: RFC 6749 §5.2 error (`invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope`).
       content:
