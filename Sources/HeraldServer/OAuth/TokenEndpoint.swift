@@ -95,6 +95,11 @@ struct TokenEndpoint: Sendable {
             throw error
         case .replayed(let sessionID):
             if let sessionID { try await context.tokens.revokeSession(realmID: realm.id, sessionID: sessionID) }
+            // Recorded after the revocation it reports (which committed on its own); a failure
+            // to record must not turn the client's invalid_grant into a 500.
+            try? await SecurityEventLog(database: context.database).record(NewSecurityEvent(
+                realmID: realm.id, type: .authorizationCodeReused, at: context.unixNow, reason: "session_revoked",
+                clientID: client.clientId, sessionID: sessionID, clientIP: clientIP))
             context.logger.warning("authorization_code_replayed", ["realm": .string(realm.id),
                                                                    "client": .string(client.clientId)])
             throw GrantsError(.invalidGrant, "authorization code was already used")

@@ -49,6 +49,8 @@ tags:
     description: People's accounts in a realm.
   - name: Audit
     description: The record of every admin change.
+  - name: Events
+    description: A realm's security events (logins, token reuse, account status changes).
   - name: Keys
     description: A realm's token signing keys.
   - name: Native login
@@ -1524,6 +1526,51 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+  /api/admin/realms/{realmId}/events:
+    parameters:
+      - $ref: "#/components/parameters/RealmId"
+    get:
+      tags: [Events]
+      operationId: listSecurityEvents
+      summary: List the realm's security events
+      description: |
+        Newest first: `login.succeeded` (reason `created` or `existing`), `login.failed` (reason
+        the rejection: an Apple check such as `audience` or `replayed`, or `unknown_client`,
+        `registration_disabled`, `account_disabled`, …; only failures counted against the
+        login limit), `refresh_token.reused` and `authorization_code.reused` (the session was
+        revoked), `account.disabled`, `account.enabled`, `account.deleted` (with the admin
+        token's name as `actor`). Each is written in the transaction of what it records where
+        there is one. Events never hold a token, code, secret, nonce or email; `clientId` is set
+        only once the client was found. Kept for `HERALD_EVENT_RETENTION` days (default 30).
+      security:
+        - adminToken: []
+      parameters:
+        - $ref: "#/components/parameters/Limit"
+        - $ref: "#/components/parameters/Cursor"
+        - name: type
+          in: query
+          description: Only events of this type.
+          schema:
+            $ref: "#/components/schemas/SecurityEventType"
+      responses:
+        "200":
+          description: One page of events.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/SecurityEventList"
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/audit:
     get:
       tags: [Audit]
@@ -2668,6 +2715,59 @@ components:
           accessTokenTTL:
             before: 900
             after: 600
+    SecurityEventType:
+      type: string
+      enum: [login.succeeded, login.failed, refresh_token.reused, authorization_code.reused, account.disabled, account.enabled, account.deleted]
+    SecurityEvent:
+      type: object
+      required: [id, realmId, at, type, reason, accountId, clientId, sessionId, clientIp, actor]
+      properties:
+        id:
+          type: integer
+          format: int64
+        realmId:
+          type: string
+        at:
+          type: integer
+          format: int64
+          description: Unix seconds.
+        type:
+          $ref: "#/components/schemas/SecurityEventType"
+        reason:
+          type: [string, "null"]
+        accountId:
+          type: [string, "null"]
+        clientId:
+          type: [string, "null"]
+        sessionId:
+          type: [string, "null"]
+        clientIp:
+          type: [string, "null"]
+          description: The client's address as Herald resolved it (`X-Forwarded-For` only from trusted proxies).
+        actor:
+          type: [string, "null"]
+          description: The admin token's name, for changes an admin made.
+      example:
+        id: 7
+        realmId: acme
+        at: 1700000100
+        type: login.failed
+        reason: audience
+        accountId: null
+        clientId: ios-app
+        sessionId: null
+        clientIp: 203.0.113.7
+        actor: null
+    SecurityEventList:
+      type: object
+      required: [items, nextCursor]
+      properties:
+        items:
+          type: array
+          items:
+            $ref: "#/components/schemas/SecurityEvent"
+        nextCursor:
+          type: [string, "null"]
     AuditList:
       type: object
       required: [items, nextCursor]
