@@ -165,6 +165,10 @@ public struct HeraldConfiguration: Sendable, Equatable {
             guard let address = ListenAddress(parsing: listen) else {
                 throw ConfigurationError("HERALD_ADMIN_LISTEN must be IP:PORT (IPv6 as [ADDRESS]:PORT), got '\(listen.prefix(64))'")
             }
+            // Checked here, not left to the bind: one address cannot be both listeners.
+            if address.port == port, address.host == host {
+                throw ConfigurationError("HERALD_ADMIN_LISTEN must differ from the public HERALD_HOST:HERALD_PORT")
+            }
             adminListen = address
         }
     }

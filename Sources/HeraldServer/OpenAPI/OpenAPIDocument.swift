@@ -32,6 +32,9 @@ info:
       changed: retry the same request, with the same refresh token or Apple identity token.
     - Lists answer `{"items":[…],"nextCursor":"…"|null}`; pass `nextCursor` back as `cursor`
       to read the next page. Cursors are opaque.
+    - With `HERALD_ADMIN_LISTEN` set, the admin API (`/api/admin/*`) and `/metrics` are served
+      only on that second address (with `/healthz` and `/readyz`), and the public address
+      answers them 404 `not_found`; the document describes both listeners' routes.
   license:
     name: Proprietary
     identifier: LicenseRef-Proprietary
