@@ -11,6 +11,8 @@ enum HeraldCommandLine {
           serve [--host H] [--port P] [--public-url URL] [--database URL]
                 [--apple-jwks-url URL] [--trusted-proxies CIDRS] [--log-level LEVEL]
                 [--per-ip-connection-limit N] [--connection-timeout SECONDS]
+                [--rate-limit-per-ip N/SECONDS|off] [--rate-limit-per-client N/SECONDS|off]
+                [--event-retention DAYS] [--admin-listen IP:PORT]
                                       start the server (flags override HERALD_* variables)
           migrate [--database URL]    apply database migrations and exit
           admin create-token --name N | list-tokens | revoke-token --name N [--database URL]

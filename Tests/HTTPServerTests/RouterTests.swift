@@ -16,6 +16,20 @@ struct RouterTests {
         return nil
     }
 
+    @Test func filteredRouterKeepsOnlyTheAcceptedTemplatesInOrder() {
+        let router = Self.router([("GET", "/healthz"), ("GET", "/api/admin/realms"), ("POST", "/api/admin/realms"),
+                                  ("GET", "/api/oauth/:realm/jwks.json")])
+        let admin = router.filtered { $0.hasPrefix("/api/admin/") }
+        #expect(admin.routes.map { "\($0.method) \($0.template)" } == ["GET /api/admin/realms", "POST /api/admin/realms"])
+        #expect(Self.matched(admin.resolve(method: "GET", path: "/healthz")) == nil)
+        let rest = router.filtered { !$0.hasPrefix("/api/admin/") }
+        if case .notFound = rest.resolve(method: "GET", path: "/api/admin/realms") {} else {
+            Issue.record("a filtered-out route must be not found, not a method mismatch")
+        }
+        #expect(Self.matched(rest.resolve(method: "GET", path: "/api/oauth/acme/jwks.json"))?.parameters == ["realm": "acme"])
+        #expect(router.routes.count == 4, "the original is unchanged")
+    }
+
     @Test func literalRouteMatchesOnlyTheExactPath() {
         let router = Self.router([("GET", "/healthz")])
         #expect(Self.matched(router.resolve(method: "GET", path: "/healthz"))?.template == "/healthz")

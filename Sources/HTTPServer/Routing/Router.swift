@@ -39,6 +39,14 @@ public struct Router: Sendable {
         table.map { (method: $0.method, template: $0.template.text) }
     }
 
+    /// The routes whose template `belongs` accepts, in registration order (a server that
+    /// answers only part of an application, e.g. its admin side on another address).
+    public func filtered(_ belongs: (_ template: String) -> Bool) -> Router {
+        var router = Router()
+        router.table = table.filter { belongs($0.template.text) }
+        return router
+    }
+
     /// Resolves `path` (raw, percent-encoded, without query) for `method`.
     public func resolve(method: String, path: String) -> RouteResolution {
         guard let segments = PathSegments.decode(path) else { return .notFound }

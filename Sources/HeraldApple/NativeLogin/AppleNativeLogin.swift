@@ -69,7 +69,13 @@ public struct AppleNativeLogin: Sendable {
         } catch {
             if error.countsAsFailure {
                 // A failing counter must not turn a clear 4xx into a 500; the attempt is refused anyway.
-                try? await limiter.recordFailure(realmID: realm.id, clientIP: request.clientIP, limit: realm.rateLimit)
+                // The failure event commits with the count. The client id only once it was
+                // found: a caller can type anything into that field.
+                let event = NewSecurityEvent(realmID: realm.id, type: .loginFailed, at: now().unixSeconds,
+                                             reason: error.reason, accountID: error.accountID,
+                                             clientID: context.client?.clientId, clientIP: request.clientIP)
+                try? await limiter.recordFailure(realmID: realm.id, clientIP: request.clientIP, limit: realm.rateLimit,
+                                                 event: event)
             }
             throw error
         }
@@ -123,11 +129,15 @@ public struct AppleNativeLogin: Sendable {
                     // never accepted again. Only a storage failure (rethrown, all rolled back) leaves it unclaimed.
                     if let replay, try !replay.record(in: db) { return .replayed }
                     do {
-                        return try db.withSavepoint("native_login") {
+                        let step = try db.withSavepoint("native_login") {
                             try Self.resolveAndComplete(db, realm: realm, client: client, identity: identity,
                                                         request: request, authTime: authTime, resolver: resolver,
                                                         tokens: tokens, downstream: downstream)
                         }
+                        // The success event commits with the session or code it records.
+                        try Self.recordSuccess(db, step, realmID: realm.id, clientID: client.clientId,
+                                               clientIP: request.clientIP, at: authTime)
+                        return step
                     } catch let refusal as NativeLoginError {
                         return .refused(refusal)
                     }
@@ -155,6 +165,25 @@ public struct AppleNativeLogin: Sendable {
                 throw NativeLoginError(.internalFailure, accountID: resolution.account.id)
             }
         }
+    }
+
+    /// Records a successful login (`created` or `existing` account) in the login transaction.
+    private static func recordSuccess(_ db: any SQLExecutor, _ step: NativeLoginStep, realmID: String, clientID: String,
+                                      clientIP: String, at: Int64) throws {
+        let resolution: AccountResolution
+        var sessionID: String?
+        switch step {
+        case .session(let resolved, let prepared):
+            resolution = resolved
+            sessionID = prepared.sessionID
+        case .downstream(let resolved, _):
+            resolution = resolved
+        case .replayed, .refused:
+            return
+        }
+        try SecurityEventLog.record(db, NewSecurityEvent(
+            realmID: realmID, type: .loginSucceeded, at: at, reason: resolution.isNewUser ? "created" : "existing",
+            accountID: resolution.account.id, clientID: clientID, sessionID: sessionID, clientIP: clientIP))
     }
 
     /// The part of the login transaction that is undone as a whole when refused: account

@@ -53,8 +53,9 @@ public final class LoginAttemptLimiter: Sendable {
         return Int(max(1, start + window - at))
     }
 
-    /// Counts one failure in the current window.
-    public func recordFailure(realmID: String, clientIP: String, limit: RateLimit) async throws {
+    /// Counts one failure in the current window, recording `event` in the same transaction.
+    public func recordFailure(realmID: String, clientIP: String, limit: RateLimit,
+                              event: NewSecurityEvent? = nil) async throws {
         let at = now().unixSeconds
         let window = Int64(max(1, limit.windowSeconds))
         let start = at - at % window
@@ -68,6 +69,7 @@ public final class LoginAttemptLimiter: Sendable {
                 INSERT INTO login_failures (realm_id, client_ip, window_start, failures) VALUES (?, ?, ?, 1)
                 ON CONFLICT (realm_id, client_ip, window_start) DO UPDATE SET failures = login_failures.failures + 1
                 """, .text(realmID), .text(RateLimitKey.key(forClientIP: clientIP)), .integer(start))
+            if let event { try SecurityEventLog.record(db, event) }
             if purge {
                 try db.execute("DELETE FROM login_failures WHERE window_start < ?", .integer(at - Self.retentionSeconds))
             }

@@ -28,6 +28,7 @@ struct AdminStores: Sendable {
     let accounts: AccountStore
     let adminTokens: AdminTokenStore
     let audit: AuditLog
+    let events: SecurityEventLog
     let keyRing: SigningKeyRing
     let tokens: TokenService
     let database: any Database
@@ -48,11 +49,12 @@ struct AdminStores: Sendable {
                                 now: context.now)
         adminTokens = AdminTokenStore(database: database, now: context.now)
         audit = AuditLog(database: database)
+        events = SecurityEventLog(database: database)
         keyRing = SigningKeyRing(database: database, masterKey: context.masterKey, now: context.now)
     }
 }
 
-/// `/api/admin/*`: realms, the Apple provider, clients, accounts and the audit log. Every
+/// `/api/admin/*`: realms, the Apple provider, clients, accounts, the audit log and security events. Every
 /// route authenticates the admin token first (401 before any lookup), and domain errors
 /// become the error envelope (400 naming fields, 404, 409).
 struct AdminRoutes: RouteGroup {
@@ -70,7 +72,7 @@ struct AdminRoutes: RouteGroup {
         RealmAdminHandlers(stores: stores).routes + AppleProviderAdminHandlers(stores: stores).routes
             + ClientAdminHandlers(stores: stores).routes + AccountAdminHandlers(stores: stores).routes
             + AuditAdminHandlers(stores: stores).routes + KeyAdminHandlers(stores: stores).routes
-            + SessionAdminHandlers(stores: stores).routes
+            + SessionAdminHandlers(stores: stores).routes + SecurityEventAdminHandlers(stores: stores).routes
     }
 
     func register(in router: inout Router, endpoint: Endpoint) {

@@ -9,6 +9,8 @@ import Storage
 public final class HeraldApplication: Sendable {
     public let context: HeraldContext
     private let server: HTTPServer
+    /// The `HERALD_ADMIN_LISTEN` server: the admin side alone, when configured.
+    private let adminServer: HTTPServer?
     private let maintenance: MaintenanceLoop
 
     /// Opens the database, applies every module's migrations and builds the routes; call
@@ -44,7 +46,9 @@ public final class HeraldApplication: Sendable {
                                         clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
                                         metrics: HeraldMetrics(collectors: [{ jwks.metrics.prometheusText }]),
                                         tokens: tokens, nativeLogin: nativeLogin, appleNotifications: appleNotifications,
-                                        appleTokens: appleTokens)
+                                        appleTokens: appleTokens,
+                                        requestLimiter: RequestRateLimiter(database: database,
+                                                                           limits: configuration.requestLimits, now: now))
             try await HeraldBootstrap.run(context: context)
             return HeraldApplication(context: context, maintenance: maintenance)
         } catch {
@@ -84,21 +88,48 @@ public final class HeraldApplication: Sendable {
         }
         let logger = context.logger
         let metrics = context.metrics
-        server = HTTPServer(
-            configuration: serverConfiguration, router: router,
-            errorResponder: { status, request in
+        let errorResponder: ErrorResponder = { status, request in
                 if status == 400, OAuthMalformedRequest.isOAuthEndpoint(request.path) {
                     return OAuthMalformedRequest.response(path: request.path)
                 }
                 return ErrorEnvelope.response(.forServerStatus(status), requestID: request.requestID)
-            },
-            accessLog: { entry in
+            }
+        let accessLog: @Sendable (AccessLogEntry) -> Void = { entry in
                 metrics.recordRequest(route: entry.route, status: entry.status, durationSeconds: entry.durationSeconds)
                 logger.info("request", ["method": .string(entry.method), "route": .string(entry.route),
                                         "status": .int(entry.status),
                                         "durationMs": .double((entry.durationSeconds * 100_000).rounded() / 100),
                                         "requestId": .string(entry.requestID)])
-            })
+            }
+        if let admin = context.configuration.adminListen {
+            // The admin side moves to its own address; the public listener no longer has those
+            // routes, so it answers them 404 like any unknown path (not 401: nothing says they exist).
+            server = HTTPServer(configuration: serverConfiguration,
+                                router: router.filtered { !Self.isAdminSide($0) },
+                                errorResponder: errorResponder, accessLog: accessLog)
+            var adminConfiguration = serverConfiguration
+            adminConfiguration.host = admin.host
+            adminConfiguration.port = admin.port
+            adminServer = HTTPServer(configuration: adminConfiguration,
+                                     router: router.filtered { Self.isAdminSide($0) || Self.isProbe($0) },
+                                     errorResponder: errorResponder, accessLog: accessLog)
+        } else {
+            server = HTTPServer(configuration: serverConfiguration, router: router,
+                                errorResponder: errorResponder, accessLog: accessLog)
+            adminServer = nil
+        }
+    }
+
+    /// Routes that `HERALD_ADMIN_LISTEN` moves off the public listener: the admin API, the
+    /// console and the metrics (which name realms and clients).
+    static func isAdminSide(_ template: String) -> Bool {
+        template == "/metrics" || template == "/api/admin" || template.hasPrefix("/api/admin/")
+            || template == "/console" || template.hasPrefix("/console/")
+    }
+
+    /// Health probes are answered on both listeners, so each can be monitored on its own.
+    static func isProbe(_ template: String) -> Bool {
+        template == "/healthz" || template == "/readyz"
     }
 
     /// Every route group, in registration order.
@@ -119,17 +150,28 @@ public final class HeraldApplication: Sendable {
 
     /// Binds the port and starts serving.
     public func start() throws {
+        // The admin listener first: when its address is unusable nothing has been served yet,
+        // and the caller's `shutdown()` (or dropping the application) stops what did start.
+        try adminServer?.start()
         try server.start()
         maintenance.start(context: context)
         context.logger.info("listening", ["host": .string(context.configuration.host), "port": .int(Int(server.boundPort))])
+        if let adminServer, let admin = context.configuration.adminListen {
+            context.logger.info("listening_admin", ["host": .string(admin.host), "port": .int(Int(adminServer.boundPort))])
+        }
     }
 
     /// The bound port (useful when configured with port 0 in tests).
     public var port: UInt16 { server.boundPort }
 
+    /// The admin listener's bound port, when `HERALD_ADMIN_LISTEN` is set.
+    public var adminPort: UInt16? { adminServer?.boundPort }
+
     /// Stops accepting, finishes in-flight requests and housekeeping, then closes the database.
     public func shutdown() async {
-        await server.shutdown()
+        async let publicStopped: Void = server.shutdown()
+        async let adminStopped: Void? = adminServer?.shutdown()
+        _ = await (publicStopped, adminStopped)
         await maintenance.stop()
         await context.database.close()
         context.logger.info("stopped")

@@ -22,6 +22,8 @@ public struct HeraldContext: Sendable {
     public let appleNotifications: AppleNotificationInbox
     /// Apple refresh tokens from native logins' authorization codes, revoked on account deletion.
     public let appleTokens: AppleTokenVault
+    /// The request limits of `/token`, session refresh and `/authorize` (one instance: it paces its purge).
+    let requestLimiter: RequestRateLimiter
 
     /// Current time as unix seconds, the unit stored everywhere.
     public var unixNow: Int64 { Int64(now().timeIntervalSince1970) }

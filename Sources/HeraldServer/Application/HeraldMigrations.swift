@@ -10,7 +10,7 @@ enum HeraldMigrations {
     static var all: [Migration] {
         RealmsSchema.migrations + TokenIssuerSchema.migrations + AppleReplayStore.migrations
             + LoginAttemptLimiter.migrations
-            + GrantsSchema.migrations + AppleNotificationProcessor.migrations
+            + GrantsSchema.migrations + RequestRateLimiter.migrations + AppleNotificationProcessor.migrations
             + AppleTokenVault.migrations
     }
 }

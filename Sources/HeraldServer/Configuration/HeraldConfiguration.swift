@@ -22,12 +22,21 @@ public struct HeraldConfiguration: Sendable, Equatable {
     public var perIPConnectionLimit: Int = 256
     /// Idle seconds before a connection is dropped (every byte received resets it).
     public var connectionTimeoutSeconds: Int = 30
+    /// Request limits of `/token`, session refresh and `/authorize` (per client IP, per client).
+    public var requestLimits = RequestLimits()
+    /// How long security events stay queryable (`/api/admin/realms/{id}/events`), in days.
+    public var eventRetentionDays: Int = 30
+    /// The second listener that alone serves `/api/admin/*`, `/console*` and `/metrics`; nil
+    /// serves everything on the public one.
+    public var adminListen: ListenAddress?
 
     /// Bounds of `perIPConnectionLimit`; libmicrohttpd's 0 ("unlimited") is not offered:
     /// a value of the overall connection limit or more already never binds.
     static let perIPConnectionLimitRange = 1...100_000
     /// Bounds of `connectionTimeoutSeconds`; libmicrohttpd's 0 (never time out) is not offered.
     static let connectionTimeoutRange = 1...3_600
+    /// Bounds of `eventRetentionDays` (ten years).
+    static let eventRetentionRange = 1...3_650
 
     public init() {
         publicURL = "http://127.0.0.1:8080"
@@ -41,6 +50,8 @@ public struct HeraldConfiguration: Sendable, Equatable {
         ("HERALD_TRUSTED_PROXIES", "--trusted-proxies"),
         ("HERALD_LOG_LEVEL", "--log-level"), ("HERALD_PER_IP_CONNECTION_LIMIT", "--per-ip-connection-limit"),
         ("HERALD_CONNECTION_TIMEOUT", "--connection-timeout"),
+        ("HERALD_RATE_LIMIT_PER_IP", "--rate-limit-per-ip"), ("HERALD_RATE_LIMIT_PER_CLIENT", "--rate-limit-per-client"),
+        ("HERALD_EVENT_RETENTION", "--event-retention"), ("HERALD_ADMIN_LISTEN", "--admin-listen"),
     ]
 
     /// Reads flags (`--port 9000` or `--port=9000`) over environment variables over defaults.
@@ -150,6 +161,35 @@ public struct HeraldConfiguration: Sendable, Equatable {
             connectionTimeoutSeconds = try Self.integer(timeout, named: "HERALD_CONNECTION_TIMEOUT",
                                                         in: Self.connectionTimeoutRange, unit: " seconds")
         }
+        if let limit = values["HERALD_RATE_LIMIT_PER_IP"] {
+            requestLimits.perIP = try Self.requestLimit(limit, named: "HERALD_RATE_LIMIT_PER_IP")
+        }
+        if let limit = values["HERALD_RATE_LIMIT_PER_CLIENT"] {
+            requestLimits.perClient = try Self.requestLimit(limit, named: "HERALD_RATE_LIMIT_PER_CLIENT")
+        }
+        if let retention = values["HERALD_EVENT_RETENTION"] {
+            eventRetentionDays = try Self.integer(retention, named: "HERALD_EVENT_RETENTION",
+                                                  in: Self.eventRetentionRange, unit: " days")
+        }
+        if let listen = values["HERALD_ADMIN_LISTEN"] {
+            guard let address = ListenAddress(parsing: listen) else {
+                throw ConfigurationError("HERALD_ADMIN_LISTEN must be IP:PORT (IPv6 as [ADDRESS]:PORT), got '\(listen.prefix(64))'")
+            }
+            // Checked here, not left to the bind: one address cannot be both listeners.
+            if address.port == port, address.host == host {
+                throw ConfigurationError("HERALD_ADMIN_LISTEN must differ from the public HERALD_HOST:HERALD_PORT")
+            }
+            adminListen = address
+        }
+    }
+
+    /// `N/SECONDS`, or `off` (nil), else the error naming the variable and the form.
+    private static func requestLimit(_ text: String, named name: String) throws(ConfigurationError) -> RequestLimit? {
+        if text.lowercased() == "off" { return nil }
+        guard let limit = RequestLimit(parsing: text) else {
+            throw ConfigurationError("\(name) must be REQUESTS/SECONDS (requests \(RequestLimit.requestsRange.lowerBound)-\(RequestLimit.requestsRange.upperBound), seconds \(RequestLimit.windowRange.lowerBound)-\(RequestLimit.windowRange.upperBound)) or off, got '\(text.prefix(32))'")
+        }
+        return limit
     }
 
     /// A decimal integer within `range`, else the error naming the variable and its bounds.

@@ -52,6 +52,11 @@ extension APIError {
         APIError(status: 429, code: "rate_limited", message: "Too many failed attempts, retry later",
                  headers: [("Retry-After", String(max(1, retryAfter)))])
     }
+    /// A request over a request limit (`/token`, session refresh, `/authorize`), not a failure count.
+    public static func tooManyRequests(retryAfter: Int) -> APIError {
+        APIError(status: 429, code: "rate_limited", message: "Too many requests, retry later",
+                 headers: [("Retry-After", String(max(1, retryAfter)))])
+    }
     public static let internalError = APIError(status: 500, code: "internal_error", message: "Internal server error")
     public static func serviceUnavailable(code: String = "service_unavailable", retryAfter: Int) -> APIError {
         APIError(status: 503, code: code, message: "Upstream service unavailable",

@@ -17,8 +17,18 @@ struct AuthorizeEndpoint: Sendable {
         guard let realm = try await realms.enabledRealm(realmID) else { throw APIError.notFound("Realm") }
         let issuer = context.issuer(realmID: realm.id)
         let wantsJSON = request.acceptsJSON
+        // Counted before the request is validated (an invalid one costs a request too), under
+        // the client id as presented; answered without a redirect, as the redirect URI is unchecked.
+        let query = request.queryItems()
+        if let retryAfter = try await context.requestLimiter.admit(
+            realmID: realm.id, endpoint: .authorize, clientIP: context.clientAddresses.clientAddress(of: request),
+            clientID: query.first { $0.name == "client_id" }?.value) {
+            context.logger.info("rate_limited", ["realm": .string(realm.id), "endpoint": "authorize",
+                                                 "requestId": .string(request.requestID)])
+            return OAuthErrorResponse.rateLimited(retryAfter: retryAfter)
+        }
         let clients = self.clients
-        let validation = try await AuthorizationRequest.validate(request.queryItems()) { clientID in
+        let validation = try await AuthorizationRequest.validate(query) { clientID in
             try await clients.client(realmID: realm.id, clientID: clientID)
         }
         func redirectedError(_ error: GrantsError, _ redirectURI: String, _ state: String?) -> HTTPResponse {

@@ -29,6 +29,18 @@ enum OAuthErrorResponse {
         return response
     }
 
+    /// 429 with `Retry-After` for a request over its limit. RFC 6749 defines no error for it;
+    /// `temporarily_unavailable` (§4.1.2.1: "temporary overloading", the code Herald already
+    /// answers at 503) is the registered one a client library treats as "retry later", and the
+    /// status and `Retry-After` say how. Never a redirect: the redirect URI is not yet checked.
+    static func rateLimited(retryAfter: Int) -> HTTPResponse {
+        var response = HTTPResponse.json(status: 429, JSONValue.object([
+            "error": "temporarily_unavailable", "error_description": "too many requests; retry later",
+        ]), noStore: true)
+        response.headers.set("Retry-After", String(max(1, retryAfter)))
+        return response
+    }
+
     /// 302 to the client's redirect URI with `error`, `error_description`, `state`, `iss`.
     static func redirect(_ error: GrantsError, redirectURI: String, state: String?, issuer: String) -> HTTPResponse {
         var parameters = [("error", error.oauthError), ("error_description", error.message)]

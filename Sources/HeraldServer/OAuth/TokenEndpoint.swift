@@ -16,12 +16,28 @@ struct TokenEndpoint: Sendable {
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let realm = try await realms.enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
         do {
-            let body = try OAuthRequestBody(request)
-            let credentials = try ClientCredentials.read(authorization: request.headers["Authorization"],
+            let clientIP = context.clientAddresses.clientAddress(of: request)
+            let body: OAuthRequestBody
+            let credentials: ClientCredentials
+            do {
+                body = try OAuthRequestBody(request)
+                credentials = try ClientCredentials.read(authorization: request.headers["Authorization"],
                                                          bodyClientID: body["client_id"],
                                                          bodyClientSecret: body["client_secret"])
+            } catch {
+                // An unreadable request costs its address a request too (no client was named).
+                if let limited = try await rateLimited(request, realmID: realm.id, clientIP: clientIP, clientID: nil) {
+                    return limited
+                }
+                throw error
+            }
+            // Before authentication, so guessing client secrets is limited too; the client id is
+            // the one presented (a client's budget is everyone's who presents its id).
+            if let limited = try await rateLimited(request, realmID: realm.id, clientIP: clientIP,
+                                                   clientID: credentials.clientID) {
+                return limited
+            }
             let client = try await authenticator.authenticate(realmID: realm.id, credentials)
-            let clientIP = context.clientAddresses.clientAddress(of: request)
             let issued: IssuedTokens
             switch body["grant_type"] {
             case "authorization_code"?:
@@ -50,6 +66,18 @@ struct TokenEndpoint: Sendable {
         }
     }
 
+    /// Counts the request; the 429 to answer when it is over a limit, else nil.
+    private func rateLimited(_ request: HTTPRequest, realmID: String, clientIP: String,
+                             clientID: String?) async throws -> HTTPResponse? {
+        guard let retryAfter = try await context.requestLimiter.admit(realmID: realmID, endpoint: .token,
+                                                                      clientIP: clientIP, clientID: clientID) else {
+            return nil
+        }
+        context.logger.info("rate_limited", ["realm": .string(realmID), "endpoint": "token",
+                                             "requestId": .string(request.requestID)])
+        return OAuthErrorResponse.rateLimited(retryAfter: retryAfter)
+    }
+
     private func authorizationCode(_ body: OAuthRequestBody, realm: Realm, client: ClientApp,
                                    clientIP: String) async throws -> IssuedTokens {
         let code = try body.required("code")
@@ -67,6 +95,11 @@ struct TokenEndpoint: Sendable {
             throw error
         case .replayed(let sessionID):
             if let sessionID { try await context.tokens.revokeSession(realmID: realm.id, sessionID: sessionID) }
+            // Recorded after the revocation it reports (which committed on its own); a failure
+            // to record must not turn the client's invalid_grant into a 500.
+            try? await SecurityEventLog(database: context.database).record(NewSecurityEvent(
+                realmID: realm.id, type: .authorizationCodeReused, at: context.unixNow, reason: "session_revoked",
+                clientID: client.clientId, sessionID: sessionID, clientIP: clientIP))
             context.logger.warning("authorization_code_replayed", ["realm": .string(realm.id),
                                                                    "client": .string(client.clientId)])
             throw GrantsError(.invalidGrant, "authorization code was already used")

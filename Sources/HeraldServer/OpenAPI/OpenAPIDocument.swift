@@ -32,6 +32,9 @@ info:
       changed: retry the same request, with the same refresh token or Apple identity token.
     - Lists answer `{"items":[…],"nextCursor":"…"|null}`; pass `nextCursor` back as `cursor`
       to read the next page. Cursors are opaque.
+    - With `HERALD_ADMIN_LISTEN` set, the admin API (`/api/admin/*`) and `/metrics` are served
+      only on that second address (with `/healthz` and `/readyz`), and the public address
+      answers them 404 `not_found`; the document describes both listeners' routes.
   license:
     name: Proprietary
     identifier: LicenseRef-Proprietary
@@ -49,6 +52,8 @@ tags:
     description: People's accounts in a realm.
   - name: Audit
     description: The record of every admin change.
+  - name: Events
+    description: A realm's security events (logins, token reuse, account status changes).
   - name: Keys
     description: A realm's token signing keys.
   - name: Native login
@@ -417,7 +422,8 @@ paths:
         (`refreshIdleTTL`) does. Presenting a rotated token again revokes the whole session (401
         `refresh_token_revoked`). A session past its absolute lifetime or unused past its idle
         timeout answers 401 `refresh_token_expired`. Sessions are bound to their client, and to
-        the issuing IP when the client has `ipBinding`.
+        the issuing IP when the client has `ipBinding`. Requests are limited per client IP and per
+        `clientId` (429 `rate_limited` with `Retry-After`).
       parameters:
         - $ref: "#/components/parameters/RealmId"
       requestBody:
@@ -452,6 +458,8 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "429":
+          $ref: "#/components/responses/RequestRateLimited"
   /api/auth/{realmId}/session/logout:
     post:
       tags: [Session]
@@ -568,7 +576,8 @@ paths:
         redirected to the client (`error`, `error_description`, `state`, `iss` per RFC 9207),
         or answered 400 as JSON with `Accept: application/json`. A state already pending in
         the realm is refused (`invalid_request`). A realm without `loginUrl` can only serve
-        the JSON variant (`server_error` otherwise).
+        the JSON variant (`server_error` otherwise). Requests are limited per client IP and per
+        `client_id` (429 with `Retry-After`, never redirected).
       parameters:
         - $ref: "#/components/parameters/RealmId"
         - name: response_type
@@ -664,6 +673,8 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "429":
+          $ref: "#/components/responses/OAuthRateLimited"
   /api/oauth/{realmId}/token:
     post:
       tags: [OAuth]
@@ -681,6 +692,8 @@ paths:
 
         Confidential clients authenticate with `client_secret_basic` or `client_secret_post`;
         public clients send only `client_id`. Responses carry `Cache-Control: no-store`.
+        Requests are limited per client IP and per client id as presented, before client
+        authentication (429 with `Retry-After`).
       security:
         - clientSecretBasic: []
         - clientSecretPost: []
@@ -715,6 +728,8 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "429":
+          $ref: "#/components/responses/OAuthRateLimited"
   /api/oauth/{realmId}/userinfo:
     get:
       tags: [OAuth]
@@ -1617,6 +1632,51 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+  /api/admin/realms/{realmId}/events:
+    parameters:
+      - $ref: "#/components/parameters/RealmId"
+    get:
+      tags: [Events]
+      operationId: listSecurityEvents
+      summary: List the realm's security events
+      description: |
+        Newest first: `login.succeeded` (reason `created` or `existing`), `login.failed` (reason
+        the rejection: an Apple check such as `audience` or `replayed`, or `unknown_client`,
+        `registration_disabled`, `account_disabled`, …; only failures counted against the
+        login limit), `refresh_token.reused` and `authorization_code.reused` (the session was
+        revoked), `account.disabled`, `account.enabled`, `account.deleted` (with the admin
+        token's name as `actor`). Each is written in the transaction of what it records where
+        there is one. Events never hold a token, code, secret, nonce or email; `clientId` is set
+        only once the client was found. Kept for `HERALD_EVENT_RETENTION` days (default 30).
+      security:
+        - adminToken: []
+      parameters:
+        - $ref: "#/components/parameters/Limit"
+        - $ref: "#/components/parameters/Cursor"
+        - name: type
+          in: query
+          description: Only events of this type.
+          schema:
+            $ref: "#/components/schemas/SecurityEventType"
+      responses:
+        "200":
+          description: One page of events.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/SecurityEventList"
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/audit:
     get:
       tags: [Audit]
@@ -1918,6 +1978,47 @@ components:
         application/json:
           schema:
             $ref: "#/components/schemas/Error"
+    RequestRateLimited:
+      description: |
+        `rate_limited`: this endpoint's request limit per client IP or per client id is
+        reached for the current window (`HERALD_RATE_LIMIT_PER_IP`, `HERALD_RATE_LIMIT_PER_CLIENT`).
+        Nothing was done; retry after `Retry-After` seconds.
+      headers:
+        Retry-After:
+          schema:
+            type: integer
+            minimum: 1
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
+          example:
+            status: 429
+            code: rate_limited
+            message: Too many requests, retry later
+            requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+    OAuthRateLimited:
+      description: |
+        This endpoint's request limit per client IP or per client id is reached for the
+        current window. The body is the OAuth shape with `temporarily_unavailable` (RFC 6749
+        defines no rate-limit error; this is its registered "retry later"), never a redirect.
+        Nothing was done; retry after `Retry-After` seconds.
+      headers:
+        Retry-After:
+          schema:
+            type: integer
+            minimum: 1
+        Cache-Control:
+          schema:
+            type: string
+            const: no-store
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/OAuthError"
+          example:
+            error: temporarily_unavailable
+            error_description: too many requests; retry later
     OAuthBadRequest:
       description: RFC 6749 §5.2 error (`invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope`).
       content:
@@ -2824,6 +2925,59 @@ components:
           accessTokenTTL:
             before: 900
             after: 600
+    SecurityEventType:
+      type: string
+      enum: [login.succeeded, login.failed, refresh_token.reused, authorization_code.reused, account.disabled, account.enabled, account.deleted]
+    SecurityEvent:
+      type: object
+      required: [id, realmId, at, type, reason, accountId, clientId, sessionId, clientIp, actor]
+      properties:
+        id:
+          type: integer
+          format: int64
+        realmId:
+          type: string
+        at:
+          type: integer
+          format: int64
+          description: Unix seconds.
+        type:
+          $ref: "#/components/schemas/SecurityEventType"
+        reason:
+          type: [string, "null"]
+        accountId:
+          type: [string, "null"]
+        clientId:
+          type: [string, "null"]
+        sessionId:
+          type: [string, "null"]
+        clientIp:
+          type: [string, "null"]
+          description: The client's address as Herald resolved it (`X-Forwarded-For` only from trusted proxies).
+        actor:
+          type: [string, "null"]
+          description: The admin token's name, for changes an admin made.
+      example:
+        id: 7
+        realmId: acme
+        at: 1700000100
+        type: login.failed
+        reason: audience
+        accountId: null
+        clientId: ios-app
+        sessionId: null
+        clientIp: 203.0.113.7
+        actor: null
+    SecurityEventList:
+      type: object
+      required: [items, nextCursor]
+      properties:
+        items:
+          type: array
+          items:
+            $ref: "#/components/schemas/SecurityEvent"
+        nextCursor:
+          type: [string, "null"]
     AuditList:
       type: object
       required: [items, nextCursor]

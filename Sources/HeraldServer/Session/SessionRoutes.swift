@@ -32,13 +32,19 @@ struct SessionRoutes: RouteGroup {
         try body.validate()
         guard let token, let clientID else { throw APIError.badRequest("Invalid request") }
         let tokens: IssuedTokens
+        let clientIP = context.clientAddresses.clientAddress(of: request)
+        if let retryAfter = try await context.requestLimiter.admit(realmID: realm.id, endpoint: .sessionRefresh,
+                                                                   clientIP: clientIP, clientID: clientID) {
+            context.logger.info("rate_limited", ["realm": .string(realm.id), "endpoint": "session_refresh",
+                                                 "requestId": .string(request.requestID)])
+            throw APIError.tooManyRequests(retryAfter: retryAfter)
+        }
         do {
             // The refresh reads the session's client with the token (no read of its own here):
             // an unknown client id is a client mismatch, a disabled or deleted one a revoked
             // session, a confidential or third-party one `client_not_allowed`.
             tokens = try await context.tokens.refresh(realmID: realm.id, presenter: .sessionAPI(clientID: clientID),
-                                                      refreshToken: token, scope: nil,
-                                                      clientIP: context.clientAddresses.clientAddress(of: request))
+                                                      refreshToken: token, scope: nil, clientIP: clientIP)
         } catch {
             throw APIError(refreshFailure: error)
         }

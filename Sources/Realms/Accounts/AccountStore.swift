@@ -114,6 +114,11 @@ public struct AccountStore: Sendable {
             if before.status != .disabled, after.status == .disabled {
                 try sessions.revokeSessions(realmID: realmID, accountID: id, in: db)
             }
+            if before.status != after.status {
+                try SecurityEventLog.record(db, NewSecurityEvent(
+                    realmID: realmID, type: after.status == .disabled ? .accountDisabled : .accountEnabled, at: at,
+                    accountID: id, actor: context.actor))
+            }
             try AuditLog.record(db, at: at, context: context, action: "account.update", target: Self.target(realmID, id),
                                 realmID: realmID, changes: Self.auditChanges(before: before, after: after))
             return after
@@ -158,6 +163,8 @@ public struct AccountStore: Sendable {
             .text(after.email), .blob(SHA256.hash(before.email)), .integer(at), .text(realmID), .text(id))
         try db.execute("DELETE FROM identities WHERE realm_id = ? AND account_id = ?", .text(realmID), .text(id))
         try sessions.revokeSessions(realmID: realmID, accountID: id, in: db)
+        try SecurityEventLog.record(db, NewSecurityEvent(realmID: realmID, type: .accountDeleted, at: at,
+                                                         accountID: id, actor: context.actor))
         try AuditLog.record(db, at: at, context: context, action: "account.delete", target: target(realmID, id),
                             realmID: realmID, changes: auditChanges(before: before, after: after))
         return true

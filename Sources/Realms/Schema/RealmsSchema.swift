@@ -3,7 +3,11 @@ import Storage
 /// The Realms module's tables, as forward-only migrations of module "realms".
 public enum RealmsSchema {
     /// Apply with `Database.migrate` at start (together with the other modules' migrations).
-    public static let migrations: [Migration] = [
+    /// The security event log's table comes with them: account changes, sessions and logins
+    /// write to it in their own transactions, so every database with accounts has it.
+    public static var migrations: [Migration] { tables + SecurityEventLog.migrations }
+
+    private static let tables: [Migration] = [
         Migration(module: "realms", version: 1, name: "realms, providers, clients, accounts, admin tokens, audit", statements: [
             """
             CREATE TABLE realms (

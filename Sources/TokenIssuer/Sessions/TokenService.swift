@@ -157,6 +157,7 @@ public final class TokenService: Sendable {
                     // Reuse: whoever holds the family's current token may be an attacker. The
                     // revocation must commit, so it is returned, not thrown.
                     try Self.revoke(db, sessionID: session.id, reason: "reuse", at: at)
+                    try Self.recordReuse(db, session: session, clientIP: clientIP, at: at)
                     return .refused(.reuseDetected)
                 }
                 if try row.optionalInt("revoked_at") != nil { return .refused(.revoked) }
@@ -171,6 +172,7 @@ public final class TokenService: Sendable {
                     .integer(at), .blob(presented))
                 guard changed == 1 else {
                     try Self.revoke(db, sessionID: session.id, reason: "reuse", at: at)
+                    try Self.recordReuse(db, session: session, clientIP: clientIP, at: at)
                     return .refused(.reuseDetected)
                 }
                 try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
@@ -214,6 +216,13 @@ public final class TokenService: Sendable {
                 throw TokenError(.storageFailure)
             }
         }
+    }
+
+    /// The security event of a detected reuse, committed with the revocation it caused.
+    private static func recordReuse(_ db: any SQLExecutor, session: SessionSnapshot, clientIP: String, at: Int64) throws {
+        try SecurityEventLog.record(db, NewSecurityEvent(
+            realmID: session.realmID, type: .refreshTokenReused, at: at, reason: "session_revoked",
+            accountID: session.accountID, clientID: session.clientID, sessionID: session.id, clientIP: clientIP))
     }
 
     /// Revokes a session (logout, /revoke); its refresh and access tokens stop working at once.

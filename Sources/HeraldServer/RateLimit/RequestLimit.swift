@@ -1,0 +1,37 @@
+/// A request budget: at most `requests` requests in each fixed window of `windowSeconds`.
+/// Read from configuration as `N/SECONDS` (e.g. `600/60`) or `off`.
+public struct RequestLimit: Sendable, Equatable {
+    public static let requestsRange = 1...100_000_000
+    public static let windowRange = 1...86_400
+
+    public var requests: Int
+    public var windowSeconds: Int
+
+    public init(requests: Int, windowSeconds: Int) {
+        self.requests = requests
+        self.windowSeconds = windowSeconds
+    }
+
+    /// `N/SECONDS` within the ranges; nil for anything else (the caller names the variable).
+    init?(parsing text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2,
+              parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }),
+              let requests = Int(parts[0]), let window = Int(parts[1]),
+              Self.requestsRange.contains(requests), Self.windowRange.contains(window) else { return nil }
+        self.init(requests: requests, windowSeconds: window)
+    }
+}
+
+/// The request limits of `/token`, session refresh and `/authorize`: each endpoint has its own
+/// budget per client IP (`RateLimitKey`) and per client id; nil turns that limit off.
+public struct RequestLimits: Sendable, Equatable {
+    /// 10 requests a second per address on average: far above what one app or browser sends
+    /// (a refresh every few minutes), low enough to blunt a single-address flood; a carrier NAT
+    /// that puts many users behind one address is why it is not tighter.
+    public var perIP: RequestLimit? = RequestLimit(requests: 600, windowSeconds: 60)
+    /// A client's whole traffic (every user of one app) on one endpoint.
+    public var perClient: RequestLimit? = RequestLimit(requests: 60_000, windowSeconds: 60)
+
+    public init() {}
+}

@@ -1,0 +1,105 @@
+import Foundation
+import HeraldApple
+import Storage
+import Synchronization
+
+/// Counts requests to `/token`, session refresh and `/authorize` per (realm, endpoint, client
+/// key) in fixed windows stored in the database, like `LoginAttemptLimiter`, so several nodes
+/// on one PostgreSQL share one count. The check and the increment are one statement — a
+/// conditional upsert that adds the request only while the window is under its limit — so a
+/// burst of concurrent requests can never be admitted beyond the limit by its concurrency.
+final class RequestRateLimiter: Sendable {
+    /// The endpoints that have a budget of their own.
+    enum Endpoint: String, Sendable {
+        case token
+        case sessionRefresh = "session_refresh"
+        case authorize
+    }
+
+    /// The `request_limits` module's schema; apply with `Database.migrate`.
+    static let migrations: [Migration] = [
+        Migration(module: "request_limits", version: 1, name: "request windows", statements: [
+            """
+            CREATE TABLE request_windows (
+                realm_id TEXT NOT NULL,
+                endpoint TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                window_start INTEGER NOT NULL,
+                hits INTEGER NOT NULL,
+                PRIMARY KEY (realm_id, endpoint, subject, window_start)
+            )
+            """,
+            "CREATE INDEX request_windows_window ON request_windows (window_start)",
+        ]),
+    ]
+
+    /// Client ids longer than this are not counted per client (no client has one: a bound on
+    /// what a caller can make the table store).
+    static let maxClientIDLength = 128
+
+    private let database: any Database
+    private let limits: RequestLimits
+    private let now: @Sendable () -> Date
+    private let lastPurge = Mutex<Int64>(0)
+
+    init(database: any Database, limits: RequestLimits, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.database = database
+        self.limits = limits
+        self.now = now
+    }
+
+    /// Counts one request of `clientIP` (and of `clientID` when given) at `endpoint` and
+    /// answers nil when it is admitted, else the seconds until the window that refused it ends.
+    /// A refused request is not counted: the per-IP count is taken back when the per-client
+    /// limit refuses, in the same transaction.
+    func admit(realmID: String, endpoint: Endpoint, clientIP: String, clientID: String?) async throws -> Int? {
+        var subjects: [(subject: String, limit: RequestLimit)] = []
+        if let perIP = limits.perIP { subjects.append(("ip:" + RateLimitKey.key(forClientIP: clientIP), perIP)) }
+        if let perClient = limits.perClient, let clientID, !clientID.isEmpty, clientID.count <= Self.maxClientIDLength {
+            subjects.append(("client:" + clientID, perClient))
+        }
+        guard !subjects.isEmpty else { return nil }
+        let counts = subjects
+        let at = now().unixSeconds
+        let purgeBefore: Int64? = lastPurge.withLock { last in
+            guard at - last >= 60 else { return nil }
+            last = at
+            // Every window that could still refuse a request has started within the longest window.
+            return at - Int64(max(limits.perIP?.windowSeconds ?? 0, limits.perClient?.windowSeconds ?? 0)) - 1
+        }
+        return try await database.write(isolation: .readCommitted) { db -> Int? in
+            var counted: [(subject: String, start: Int64)] = []
+            var refusedFor: Int?
+            for (subject, limit) in counts {
+                let window = Int64(limit.windowSeconds)
+                let start = at - at % window
+                // RETURNING answers no row when the WHERE keeps the update from happening: the
+                // window is full. PostgreSQL locks the row for the update, SQLite has one writer.
+                let admitted = try db.queryOne("""
+                    INSERT INTO request_windows (realm_id, endpoint, subject, window_start, hits) VALUES (?, ?, ?, ?, 1)
+                    ON CONFLICT (realm_id, endpoint, subject, window_start)
+                    DO UPDATE SET hits = request_windows.hits + 1 WHERE request_windows.hits < ?
+                    RETURNING hits
+                    """, .text(realmID), .text(endpoint.rawValue), .text(subject), .integer(start),
+                    .integer(Int64(limit.requests))) != nil
+                guard admitted else {
+                    refusedFor = Int(max(1, start + window - at))
+                    break
+                }
+                counted.append((subject, start))
+            }
+            if refusedFor != nil {
+                for (subject, start) in counted {
+                    try db.execute("""
+                        UPDATE request_windows SET hits = hits - 1
+                        WHERE realm_id = ? AND endpoint = ? AND subject = ? AND window_start = ?
+                        """, .text(realmID), .text(endpoint.rawValue), .text(subject), .integer(start))
+                }
+            }
+            if let purgeBefore {
+                try db.execute("DELETE FROM request_windows WHERE window_start < ?", .integer(purgeBefore))
+            }
+            return refusedFor
+        }
+    }
+}
