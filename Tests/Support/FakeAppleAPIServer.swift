@@ -19,8 +19,8 @@ public final class FakeAppleAPIServer: Sendable {
 
     private struct State {
         var calls: [Call] = []
-        /// Codes not yet exchanged → the refresh token their exchange returns.
-        var codes: [String: String] = [:]
+        /// Codes not yet exchanged → what their exchange returns.
+        var codes: [String: (refreshToken: String, idToken: String)] = [:]
         var failWith: Int?
     }
 
@@ -56,9 +56,9 @@ public final class FakeAppleAPIServer: Sendable {
         self.server.withLock { $0 = server }
     }
 
-    /// Makes `code` exchangeable once, for `refreshToken`.
-    public func issue(code: String, refreshToken: String) {
-        state.withLock { $0.codes[code] = refreshToken }
+    /// Makes `code` exchangeable once, for `refreshToken` (and `idToken`, as for a web login).
+    public func issue(code: String, refreshToken: String, idToken: String = "unused") {
+        state.withLock { $0.codes[code] = (refreshToken, idToken) }
     }
 
     /// Answers every later request with `status` (nil: behave).
@@ -78,11 +78,11 @@ public final class FakeAppleAPIServer: Sendable {
         if let status { return HTTPResponse(status: status, body: Array("{\"error\":\"server_error\"}".utf8)) }
         guard valid else { return Self.json(400, ["error": "invalid_client"]) }
         guard form["grant_type"] == "authorization_code", let code = form["code"],
-              let refresh = state.withLock({ $0.codes.removeValue(forKey: code) }) else {
+              let grant = state.withLock({ $0.codes.removeValue(forKey: code) }) else {
             return Self.json(400, ["error": "invalid_grant"])
         }
         return Self.json(200, ["access_token": "apple-access", "token_type": "Bearer", "expires_in": 3600,
-                               "refresh_token": .string(refresh), "id_token": "unused"])
+                               "refresh_token": .string(grant.refreshToken), "id_token": .string(grant.idToken)])
     }
 
     private func revoke(_ request: HTTPRequest) -> HTTPResponse {

@@ -34,10 +34,10 @@ public final class HeraldApplication: Sendable {
             let nativeLogin = AppleNativeLogin(database: database, verifier: verifier, tokens: tokens,
                                                limiter: LoginAttemptLimiter(database: database, now: now), now: now)
                 .completingDownstream(with: DownstreamCompletion.completer(database: database, now: now))
-            let appleTokens = AppleTokenVault(
-                database: database, masterKey: masterKey,
-                apple: AppleAPIClient(baseURL: URL(string: configuration.appleBaseURL) ?? AppleAPIClient.defaultBaseURL),
-                now: now)
+            let apple = AppleAPIClient(baseURL: URL(string: configuration.appleBaseURL) ?? AppleAPIClient.defaultBaseURL)
+            let appleTokens = AppleTokenVault(database: database, masterKey: masterKey, apple: apple, now: now)
+            let appleWeb = AppleWebLogin(database: database, masterKey: masterKey, apple: apple, login: nativeLogin,
+                                         vault: appleTokens, now: now)
             let appleNotifications = AppleNotificationInbox(
                 database: database, verifier: AppleNotificationVerifier(keys: jwks, now: now),
                 processor: AppleNotificationProcessor(database: database, sessions: SessionRevoker(now: now), now: now))
@@ -46,7 +46,7 @@ public final class HeraldApplication: Sendable {
                                         clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
                                         metrics: HeraldMetrics(collectors: [{ jwks.metrics.prometheusText }]),
                                         tokens: tokens, nativeLogin: nativeLogin, appleNotifications: appleNotifications,
-                                        appleTokens: appleTokens,
+                                        appleTokens: appleTokens, appleWeb: appleWeb,
                                         requestLimiter: RequestRateLimiter(database: database,
                                                                            limits: configuration.requestLimits, now: now))
             try await HeraldBootstrap.run(context: context)
@@ -136,7 +136,8 @@ public final class HeraldApplication: Sendable {
     static func routeGroups(context: HeraldContext) -> [any RouteGroup] {
         [OpsRoutes(context: context), OpenAPIRoutes(), PublicKeyRoutes(context: context),
          AdminRoutes(context: context, sessionRevoker: SessionRevoker(now: context.now)),
-         NativeLoginRoutes(context: context), AppleNotificationRoutes(context: context), SessionRoutes(context: context), OAuthRoutes(context: context)]
+         NativeLoginRoutes(context: context), AppleNotificationRoutes(context: context),
+         AppleWebRoutes(context: context), SessionRoutes(context: context), OAuthRoutes(context: context)]
     }
 
     /// The routes the server answers, for the OpenAPI agreement test.

@@ -22,6 +22,8 @@ public struct HeraldContext: Sendable {
     public let appleNotifications: AppleNotificationInbox
     /// Apple refresh tokens from native logins' authorization codes, revoked on account deletion.
     public let appleTokens: AppleTokenVault
+    /// Sign in with Apple in a browser (the same login pipeline as native apps).
+    public let appleWeb: AppleWebLogin
     /// The request limits of `/token`, session refresh and `/authorize` (one instance: it paces its purge).
     let requestLimiter: RequestRateLimiter
 

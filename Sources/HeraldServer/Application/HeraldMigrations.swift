@@ -11,6 +11,6 @@ enum HeraldMigrations {
         RealmsSchema.migrations + TokenIssuerSchema.migrations + AppleReplayStore.migrations
             + LoginAttemptLimiter.migrations
             + GrantsSchema.migrations + RequestRateLimiter.migrations + AppleNotificationProcessor.migrations
-            + AppleTokenVault.migrations
+            + AppleTokenVault.migrations + AppleWebStates.migrations
     }
 }

@@ -1,0 +1,147 @@
+import Foundation
+import Grants
+import HTTPServer
+import HeraldApple
+import JOSE
+import Realms
+
+/// Sign in with Apple for browsers and WebViews:
+/// - `GET /api/oauth/:realm/apple/login?clientId=…[&downstreamState=…][&returnTo=…]` → 302 to
+///   Apple's authorize page (`response_mode=form_post`);
+/// - `POST` (form_post) and `GET /api/oauth/:realm/apple/callback` → the result page
+///   (`AppleLoginResultPage`). Apple's `error=` (the user cancelled) is a normal ending, 200.
+struct AppleWebRoutes: RouteGroup {
+    let context: HeraldContext
+
+    /// Longest value read from Apple's answer (an ID token is at most 16 KiB).
+    static let maxParameterBytes = AppleIdentityVerifier.maximumTokenBytes
+
+    func register(in router: inout Router, endpoint: Endpoint) {
+        let context = self.context
+        router.add("GET", "/api/oauth/:realm/apple/login", endpoint.handler { request in
+            try await Self.start(request, context: context)
+        })
+        for method in ["GET", "POST"] {
+            router.add(method, "/api/oauth/:realm/apple/callback", endpoint.handler { request in
+                try await Self.callback(request, context: context)
+            })
+        }
+    }
+
+    static func start(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
+        var values: [String: String] = [:]
+        for (name, value) in request.queryItems() {
+            guard values[name] == nil else { throw APIError.invalidFields([String(name.prefix(64)): "is repeated"]) }
+            values[name] = value
+        }
+        guard let clientID = values["clientId"], !clientID.isEmpty, clientID.utf8.count <= 128 else {
+            throw APIError.invalidFields(["clientId": "is required (at most 128 characters)"])
+        }
+        let downstream = values["downstreamState"].flatMap { $0.isEmpty ? nil : $0 }
+        if let downstream, downstream.utf8.count > 1024 {
+            throw APIError.invalidFields(["downstreamState": "must be at most 1024 characters"])
+        }
+        let returnTo = values["returnTo"].flatMap { $0.isEmpty ? nil : $0 }
+        if let returnTo, returnTo.utf8.count > InputRules.maxURLLength {
+            throw APIError.invalidFields(["returnTo": "must be at most \(InputRules.maxURLLength) characters"])
+        }
+        do {
+            let url = try await context.appleWeb.start(realmID: request.parameter("realm"), clientID: clientID,
+                                                       downstreamState: downstream, returnTo: returnTo)
+            return HTTPResponse(status: 302, headers: ["Location": url.absoluteString, "Cache-Control": "no-store",
+                                                       "Referrer-Policy": "no-referrer"])
+        } catch let error as AppleWebLogin.StartError {
+            switch error {
+            case .realmNotFound: throw APIError.notFound("Realm")
+            case .providerNotConfigured:
+                throw APIError(status: 404, code: "provider_not_configured",
+                               message: "Apple provider not configured for the web flow (enabled, with a Return URL)")
+            case .unknownClient:
+                throw APIError.invalidFields(["clientId": "unknown or disabled client"])
+            case .clientNotAllowed:
+                throw APIError(status: 403, code: "client_not_allowed",
+                               message: "This client may not sign in without a downstream authorization")
+            case .returnToNotRegistered:
+                throw APIError.invalidFields(["returnTo": "must be one of the client's registered redirect URIs"])
+            }
+        }
+    }
+
+    static func callback(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let realmID = request.parameter("realm")
+        let pairs: [(name: String, value: String)]
+        if request.method == "POST" {
+            let media = request.headers["Content-Type"]?.split(separator: ";").first
+                .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            guard media == "application/x-www-form-urlencoded", let decoded = FormEncoding.decodePairs(request.body) else {
+                return page(400, ["status": "error", "code": "bad_request",
+                                  "message": "Apple's answer must be a form (response_mode=form_post)"], title: "Sign-in failed")
+            }
+            pairs = decoded
+        } else {
+            pairs = request.queryItems()
+        }
+        var parameters: [String: String] = [:]
+        for (name, value) in pairs where ["state", "code", "id_token", "user", "error"].contains(name) {
+            guard parameters[name] == nil, value.utf8.count <= maxParameterBytes else {
+                return page(400, ["status": "error", "code": "bad_request", "message": .string("\(name) is repeated or too long")],
+                            title: "Sign-in failed")
+            }
+            parameters[name] = value
+        }
+        let outcome = try await context.appleWeb.complete(realmID: realmID, parameters: parameters,
+                                                          clientIP: context.clientAddresses.clientAddress(of: request))
+        switch outcome {
+        case .invalidState:
+            return page(400, ["status": "error", "code": "invalid_state",
+                              "message": "This sign-in is unknown, expired or already finished; start again"],
+                        title: "Sign-in expired")
+        case .appleError(let error, let returnTo):
+            return page(200, ["status": "cancelled", "error": .string(error)], link: returnTo, title: "Sign-in cancelled")
+        case .missingCredentials(let returnTo):
+            return page(400, ["status": "error", "code": "missing_credentials",
+                              "message": "Apple sent neither an authorization code nor an ID token"],
+                        link: returnTo, title: "Sign-in failed")
+        case .exchangeFailed(let failure, let returnTo):
+            context.metrics.recordAppleCall(operation: "token_exchange", outcome: failure.rawValue)
+            context.logger.warning("apple_token_exchange_failed", ["realm": .string(realmID), "reason": .string(failure.rawValue),
+                                                                   "flow": "web"])
+            let status = failure == .notConfigured ? 404 : 503
+            return page(status, ["status": "error", "code": status == 404 ? "provider_not_configured" : "apple_unavailable",
+                                 "message": "Apple's token endpoint could not be used; try again"],
+                        link: returnTo, title: "Sign-in failed")
+        case .loginFailed(let error, let returnTo):
+            NativeLoginRoutes.record(.failure(error), realmID: realmID, clientID: "", request: request, context: context,
+                                     started: started)
+            let envelope = APIError(error)
+            var result: [String: JSONValue] = ["status": "error", "code": .string(envelope.code),
+                                               "message": .string(envelope.message)]
+            if let details = envelope.details { result["details"] = .object(details) }
+            return page(envelope.status, result, link: returnTo, title: "Sign-in failed")
+        case .loggedIn(let login, let returnTo):
+            context.metrics.recordAppleCall(operation: "token_exchange", outcome: "success")
+            NativeLoginRoutes.record(.success(login), realmID: realmID, clientID: "", request: request, context: context,
+                                     started: started)
+            switch login {
+            case .downstream(let redirectURI, _, _):
+                return page(200, ["status": "success", "redirectUri": .string(redirectURI)], link: redirectURI,
+                            title: "Signed in")
+            case .session(let tokens, let isNewUser):
+                let response = try SessionTokensResponse(message: "Login successful", tokens: tokens, isNewUser: isNewUser)
+                guard case .object(var result)? = try? JSONValue.parse(Array(JSONBodyEncoder.shared.encode(response))) else {
+                    throw APIError.internalError
+                }
+                result["status"] = "success"
+                let link = returnTo.map {
+                    $0 + "#herald-login-result=" + Base64URL.encode(JSONValue.object(result).serialized())
+                }
+                return page(200, result, link: link, title: "Signed in")
+            }
+        }
+    }
+
+    static func page(_ status: Int, _ result: [String: JSONValue], link: String? = nil, title: String) -> HTTPResponse {
+        AppleLoginResultPage(status: status, result: result, link: link, title: title).response
+    }
+}
