@@ -331,6 +331,176 @@ paths:
             application/json:
               schema:
                 $ref: "#/components/schemas/Error"
+  /api/oauth/{realmId}/apple/login:
+    get:
+      tags: [Native login]
+      operationId: appleWebLogin
+      summary: Start Sign in with Apple in a browser or WebView
+      description: |
+        Sends the browser to Apple's authorize page (`response_type=code id_token`,
+        `response_mode=form_post`, the provider's scopes, the Services ID, the first Return
+        URL) with a single-use server-side `state` (10 minutes) and the SHA-256 of a nonce
+        Herald made. Branch A needs a public first-party `clientId`; with `downstreamState`
+        the login completes that third-party authorization (branch B). `returnTo`, if given,
+        must be one of the client's registered redirect URIs: the result page's button links
+        there.
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+        - name: clientId
+          in: query
+          required: true
+          schema:
+            type: string
+            maxLength: 128
+        - name: downstreamState
+          in: query
+          schema:
+            type: string
+            maxLength: 1024
+        - name: returnTo
+          in: query
+          schema:
+            type: string
+            maxLength: 2048
+      responses:
+        "302":
+          description: To Apple's authorize page.
+          headers:
+            Location:
+              schema:
+                type: string
+        "400":
+          description: "`bad_request`: `clientId` missing, unknown or disabled, or `returnTo` not registered."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "403":
+          description: "`client_not_allowed`: branch A with a third-party or confidential client."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "404":
+          description: "`not_found` (realm) or `provider_not_configured` (no enabled provider with a Return URL)."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          description: "`service_unavailable`: the database is unreachable."
+          headers:
+            Retry-After:
+              schema:
+                type: integer
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+  /api/oauth/{realmId}/apple/callback:
+    post:
+      tags: [Native login]
+      operationId: appleWebCallbackPost
+      summary: Apple's answer to the web flow (form_post)
+      description: |
+        Takes the `state` once, exchanges `code` at Apple's token endpoint (client secret signed
+        afresh with the realm's `.p8` key, `client_id` the Services ID), verifies the returned ID
+        token with the native-login verifier (the nonce is Herald's), stores the name from
+        Apple's first-authorization `user` JSON, and finishes branch A or B. The answer is always
+        an HTML result page for the app (`AppleLoginResult` in
+        `<script type="application/json" id="herald-login-result">`, a `#herald-continue`
+        link, a table with tokens masked). Apple's `error` (e.g. `user_cancelled_authorize`) is
+        a 200 result with `status: cancelled`.
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              $ref: "#/components/schemas/AppleCallbackParameters"
+      responses:
+        "200":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "400":
+          description: |
+            The result page (`invalid_state`, `missing_credentials`, `bad_request`), or the JSON
+            envelope when the request itself is unreadable (before any route runs).
+          content:
+            text/html:
+              schema:
+                type: string
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "401":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "403":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "404":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "409":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          $ref: "#/components/responses/AppleLoginResultPage"
+    get:
+      tags: [Native login]
+      operationId: appleWebCallbackGet
+      summary: Apple's answer to the web flow (query)
+      description: The same as the POST form, with the parameters in the query.
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+        - {name: state, in: query, schema: {type: string}}
+        - {name: code, in: query, schema: {type: string}}
+        - {name: id_token, in: query, schema: {type: string}}
+        - {name: user, in: query, schema: {type: string}}
+        - {name: error, in: query, schema: {type: string}}
+      responses:
+        "200":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "400":
+          description: |
+            The result page (`invalid_state`, `missing_credentials`, `bad_request`), or the JSON
+            envelope when the request itself is unreadable (before any route runs).
+          content:
+            text/html:
+              schema:
+                type: string
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "401":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "403":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "404":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "409":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          $ref: "#/components/responses/AppleLoginResultPage"
   /api/oauth/{realmId}/apple/notifications:
     post:
       tags: [Native login]
@@ -1804,6 +1974,14 @@ components:
         type: string
         maxLength: 500
   responses:
+    AppleLoginResultPage:
+      description: |
+        An HTML page (`Content-Security-Policy: default-src 'none'`, `X-Frame-Options: DENY`,
+        `Cache-Control: no-store`) whose `herald-login-result` element holds an `AppleLoginResult`.
+      content:
+        text/html:
+          schema:
+            type: string
     MalformedRequest:
       description: |
         `bad_request`: the request could not be read: a control character, invalid UTF-8 or a
@@ -2515,7 +2693,7 @@ components:
           type: [string, "null"]
     AppleProvider:
       type: object
-      required: [realmId, enabled, clientId, audiences, teamId, keyId, privateKeyConfigured, scopes, createdAt, updatedAt]
+      required: [realmId, enabled, clientId, audiences, teamId, keyId, privateKeyConfigured, scopes, returnUrls, createdAt, updatedAt]
       properties:
         realmId:
           type: string
@@ -2540,6 +2718,13 @@ components:
           items:
             type: string
             enum: [name, email]
+        returnUrls:
+          type: array
+          description: |
+            The web flow's Return URLs as registered for the Services ID at Apple (Herald's
+            `…/apple/callback` as browsers reach it); the first is the `redirect_uri` sent.
+          items:
+            type: string
         createdAt:
           type: integer
           format: int64
@@ -2555,6 +2740,7 @@ components:
         keyId: KEY1234567
         privateKeyConfigured: true
         scopes: [name, email]
+        returnUrls: ["https://id.acme.example/api/oauth/acme/apple/callback"]
         createdAt: 1700000000
         updatedAt: 1700000000
     AppleProviderPut:
@@ -2596,6 +2782,18 @@ components:
             type: string
             enum: [name, email]
           default: [name, email]
+        returnUrls:
+          type: array
+          maxItems: 10
+          uniqueItems: true
+          description: |
+            Herald's callback URL(s) exactly as registered at Apple as the Services ID's Return
+            URLs: absolute https (http only on loopback, for tests), no query or fragment.
+            Apple posts the answer there (`form_post`), so nothing may redirect in front of it.
+          items:
+            type: string
+            maxLength: 2048
+          default: []
     Client:
       type: object
       required: [realmId, clientId, name, firstParty, confidential, redirectUris, allowedScopes, enabled, ipBinding, accessTokenTTL, refreshTokenTTL, refreshIdleTTL, createdAt, updatedAt]
@@ -2808,6 +3006,33 @@ components:
         updatedAt:
           type: integer
           format: int64
+    AppleCallbackParameters:
+      type: object
+      properties:
+        state:
+          type: string
+        code:
+          type: string
+        id_token:
+          type: string
+        user:
+          type: string
+          description: "Apple's first-authorization JSON: `{\"name\":{\"firstName\",\"lastName\"},\"email\"}`."
+        error:
+          type: string
+    AppleLoginResult:
+      type: object
+      description: |
+        The JSON in the result page. `status` `success` carries the `SessionTokens` fields
+        (branch A) or `redirectUri` (branch B); `cancelled` carries Apple's `error`; `error`
+        carries `code` (`invalid_state`, `missing_credentials`, `apple_unavailable`, or a native
+        login code), `message` and maybe `details`.
+      required: [status]
+      properties:
+        status:
+          type: string
+          enum: [success, cancelled, error]
+      additionalProperties: true
     AppleNotificationRequest:
       type: object
       required: [payload]
