@@ -27,11 +27,14 @@ run: release
 
 ## test: every test suite: a short fuzzing run, the Python interop stage (authlib + jwcrypto
 ## against the real binary), the OpenAPI conformance stage (schemathesis against the served
-## document, Tests/Conformance), then the Swift suites (unit, end-to-end over loopback).
+## document, Tests/Conformance), the browser stage (headless Debian chromium + Selenium through
+## the Apple web flow, Tests/Browser; installs chromium when missing), then the Swift suites
+## (unit, end-to-end over loopback).
 test: deps fuzz-smoke
 	$(SWIFT) build --build-tests
 	bash Tests/Interop/run.sh .build/debug/herald
 	bash Tests/Conformance/run.sh .build/debug/herald
+	bash Tests/Browser/run.sh .build/debug/herald
 	HERALD_BINARY=$(CURDIR)/.build/debug/herald $(SWIFT) test --skip-build
 
 ## bench: release-build benchmarks: end-to-end scenarios with targets (one node on SQLite, and

@@ -1,4 +1,4 @@
-# Shared set-up of the Python test stages (Tests/Interop, Tests/Conformance); source it with
+# Shared set-up of the Python test stages (Tests/Interop, Tests/Conformance, Tests/Browser); source it with
 #   stage=NAME; venv_variable=HERALD_NAME_VENV; . scripts/python-stage.sh "$@"
 # It sets `binary` (the herald binary from $1 or $HERALD_BIN, made absolute) and `venv` (a
 # virtual environment with the stage's pinned requirements.txt installed from PyPI: the folder
