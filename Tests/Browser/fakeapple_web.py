@@ -39,6 +39,11 @@ class FakeAppleWeb:
         self.p8 = self.p8_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                             serialization.NoEncryption()).decode()
         self.subject, self.email = subject, email
+        numbers = self.keys.key.public_key().public_numbers()
+        self.jwks_document = json.dumps({"keys": [{
+            "kty": "RSA", "kid": self.keys.kid, "use": "sig", "alg": "RS256",
+            "n": fakeapple.b64url(numbers.n.to_bytes((numbers.n.bit_length() + 7) // 8, "big")),
+            "e": fakeapple.b64url(numbers.e.to_bytes((numbers.e.bit_length() + 7) // 8, "big"))}]}).encode()
         self.codes = {}  # code -> id_token
         self.calls = []  # (path, form, secret_valid)
         fake = self
@@ -48,12 +53,20 @@ class FakeAppleWeb:
                 url = urllib.parse.urlsplit(self.path)
                 if url.path == "/auth/authorize":
                     fake._authorize(self, dict(urllib.parse.parse_qsl(url.query)))
+                elif url.path == "/auth/keys":
+                    self._send(200, "application/json", fake.jwks_document)
                 else:
                     self._send(404, "text/plain", b"not found")
 
             def do_POST(self):  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
-                form = dict(urllib.parse.parse_qsl(self.rfile.read(length).decode()))
+                body = self.rfile.read(length).decode()
+                if self.path == "/fake/notify":
+                    # Not Apple's: signs a server-to-server notification for trying Herald by hand.
+                    request = json.loads(body)
+                    self._send(200, "text/plain", fake.notification(request["type"], request["sub"], request["aud"]).encode())
+                    return
+                form = dict(urllib.parse.parse_qsl(body))
                 valid = fake._secret_valid(form.get("client_secret"), form.get("client_id"))
                 fake.calls.append((self.path, form, valid))
                 if not valid:
@@ -87,7 +100,7 @@ class FakeAppleWeb:
 
     @property
     def jwks_url(self):
-        return self.keys.url
+        return self.base + "/auth/keys"
 
     def _authorize(self, handler, query):
         """Apple's consent page: Continue posts code + id_token + user, Cancel posts the error."""
@@ -95,10 +108,7 @@ class FakeAppleWeb:
         now = int(time.time())
         claims = {"iss": fakeapple.ISSUER, "aud": query["client_id"], "sub": self.subject, "iat": now,
                   "exp": now + 600, "nonce": query["nonce"], "email": self.email, "email_verified": True}
-        header = fakeapple.b64url(json.dumps({"alg": "RS256", "kid": self.keys.kid}).encode())
-        payload = fakeapple.b64url(json.dumps(claims).encode())
-        signature = self.keys.key.sign(f"{header}.{payload}".encode(), padding.PKCS1v15(), hashes.SHA256())
-        self.codes[code] = f"{header}.{payload}.{fakeapple.b64url(signature)}"
+        self.codes[code] = self._sign(claims)
         user = json.dumps({"name": {"firstName": "Grace", "lastName": "Hopper"}, "email": self.email})
         target = html.escape(query["redirect_uri"])
         state = html.escape(query["state"])
@@ -113,6 +123,19 @@ class FakeAppleWeb:
 <input type="hidden" name="error" value="user_cancelled_authorize"><button id="cancel">Cancel</button></form>
 </body></html>""".encode()
         handler._send(200, "text/html; charset=utf-8", page)
+
+    def _sign(self, claims):
+        header = fakeapple.b64url(json.dumps({"alg": "RS256", "kid": self.keys.kid}).encode())
+        payload = fakeapple.b64url(json.dumps(claims).encode())
+        signature = self.keys.key.sign(f"{header}.{payload}".encode(), padding.PKCS1v15(), hashes.SHA256())
+        return f"{header}.{payload}.{fakeapple.b64url(signature)}"
+
+    def notification(self, event_type, sub, audience):
+        """A signed server-to-server notification payload, shaped like Apple's."""
+        now = int(time.time())
+        events = json.dumps({"type": event_type, "sub": sub, "event_time": now * 1000})
+        return self._sign({"iss": fakeapple.ISSUER, "aud": audience, "iat": now, "jti": secrets.token_hex(16),
+                           "events": events})
 
     def _secret_valid(self, secret, client_id):
         """Apple's checks of a client secret: ES256 by the .p8 key, iss/sub/aud, unexpired."""
@@ -133,3 +156,21 @@ class FakeAppleWeb:
         self.server.shutdown()
         self.server.server_close()
         self.keys.stop()
+
+
+if __name__ == "__main__":
+    # By hand (README "Sign in with Apple"): run the fake Apple until Ctrl-C, with its .p8 key
+    # written to the path given (Team ID TEAMWEB123, Key ID KEYWEB4567).
+    import argparse
+    parser = argparse.ArgumentParser(description="A fake Sign in with Apple on 127.0.0.1")
+    parser.add_argument("--p8", required=True, help="where to write the fake .p8 key")
+    arguments = parser.parse_args()
+    fake = FakeAppleWeb()
+    with open(arguments.p8, "w") as p8:
+        p8.write(fake.p8)
+    print(f"fake Apple: base {fake.base}  jwks {fake.jwks_url}  team {TEAM_ID}  key {KEY_ID}  p8 {arguments.p8}",
+          flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        fake.stop()

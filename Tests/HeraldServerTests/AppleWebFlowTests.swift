@@ -14,10 +14,11 @@ struct AppleWebFlowTests {
     static let servicesID = "com.example.herald.web"
     static let returnTo = "https://app.example.com/apple-done"
 
-    static func with(_ body: (NativeLoginFixture, FakeAppleAPIServer) async throws -> Void) async throws {
+    static func with(clock: TestClock? = nil,
+                     _ body: (NativeLoginFixture, FakeAppleAPIServer) async throws -> Void) async throws {
         let apple = try FakeAppleAPIServer()
         do {
-            try await NativeLoginFixture.with(configure: { $0.appleBaseURL = apple.baseURL }) { fixture in
+            try await NativeLoginFixture.with(clock: clock, configure: { $0.appleBaseURL = apple.baseURL }) { fixture in
                 let callback = "http://127.0.0.1:\(fixture.herald.application.port)/api/oauth/acme/apple/callback"
                 try expectStatus(200, await fixture.admin("PUT", "/api/admin/realms/acme/providers/apple", json: [
                     "enabled": true, "clientId": .string(servicesID),
@@ -172,6 +173,20 @@ struct AppleWebFlowTests {
             let down = try await Self.postCallback(fixture, Self.approve(fixture, apple, third, subject: "000222.down"))
             #expect(down.status == 503)
             #expect(try Self.result(down)["code"] == "apple_unavailable")
+        }
+    }
+
+    @Test("a state older than ten minutes is refused, and refused for good")
+    func stateExpires() async throws {
+        let clock = TestClock(Date())
+        try await Self.with(clock: clock) { fixture, apple in
+            let authorize = try await Self.start(fixture)
+            let form = Self.approve(fixture, apple, authorize)
+            clock.advance(by: 601)
+            let late = try await Self.postCallback(fixture, form)
+            #expect(late.status == 400)
+            #expect(try Self.result(late)["code"] == "invalid_state")
+            #expect(!apple.calls.contains { $0.path == "/auth/token" })
         }
     }
 
