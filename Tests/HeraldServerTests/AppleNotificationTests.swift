@@ -115,6 +115,8 @@ struct AppleNotificationTests {
             #expect(stranger.status == 200 && stranger.json["outcome"] == "ignored")
             let novel = try await notify(fixture, payload(fixture, type: "something-new"))
             #expect(novel.status == 200 && novel.json["outcome"] == "ignored" && novel.json["type"] == "other")
+            let audit = try await fixture.admin("GET", "/api/admin/audit?realm=acme&action=apple.notification.ignored").json
+            #expect(audit["items"]?.arrayValue?.count == 2, "\(audit)")
             #expect(try await fixture.me(access).status == 200)
         }
     }

@@ -86,6 +86,10 @@ public final class AppleNotificationProcessor: Sendable {
         let subject = notification.subject
         let context = try ChangeContext(actor: "apple", reason: "Apple notification \(notification.type.label)")
         guard let account = try AccountStore.load(db, realmID: realmID, provider: provider, openID: subject) else {
+            // Still audited: an operator can see that Apple reported something Herald had no account for.
+            try AuditLog.record(db, at: at, context: context, action: "apple.notification.ignored",
+                                target: "realms/\(realmID)/providers/apple", realmID: realmID,
+                                changes: ["type": FieldChange(before: .null, after: .string(notification.type.label))])
             return .ignored
         }
         let target = "realms/\(realmID)/accounts/\(account.id)"
@@ -108,6 +112,7 @@ public final class AppleNotificationProcessor: Sendable {
             try audit("identity.email_relay", ["emailRelayEnabled": FieldChange(before: .null, after: .bool(enabled))])
             return .applied
         case .other:
+            try audit("apple.notification.ignored", ["type": FieldChange(before: .null, after: .string("other"))])
             return .ignored
         }
     }
