@@ -32,8 +32,14 @@ struct DiagnosisBinaryTests {
                                          environment: environment,
                                          standardOutput: .file(stdout), standardError: .file(stderr))
             let termination = try child.waitForExit()
-            let output = (try? Data(contentsOf: URL(fileURLWithPath: stdout))) ?? Data()
-            let errors = (try? Data(contentsOf: URL(fileURLWithPath: stderr))) ?? Data()
+            // FileHandle, not Data(contentsOf:): on an empty file the latter leaks its 4 KiB read
+            // buffer (FoundationEssentials readBytesFromFile; LeakSanitizer, #19 ASan run).
+            func contents(_ path: String) -> Data {
+                guard let handle = FileHandle(forReadingAtPath: path) else { return Data() }
+                defer { try? handle.close() }
+                return handle.readDataToEndOfFile()
+            }
+            let output = contents(stdout), errors = contents(stderr)
             let report = (try? JSONValue.parse(Array(output)))?.objectValue
             return Run(termination: termination, report: report, errorText: String(decoding: errors, as: UTF8.self))
         }

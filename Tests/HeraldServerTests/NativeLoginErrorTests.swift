@@ -136,7 +136,8 @@ struct NativeLoginErrorTests {
             let issued = Date().timeIntervalSince1970.rounded(.down)
             let rows: [(String, String, (inout AppleTokenSpec) -> Void)] = [
                 ("iat 2 h ago", "expired", { $0.claims["iat"] = .number(issued - 7_200); $0.claims["exp"] = .number(issued + 600) }),
-                ("exp 1 day + 1 s after iat", "malformed", { $0.claims["exp"] = .number(issued + 86_401) }),
+                // iat set too: the minter's own iat is read later, and may be a second on.
+                ("exp 1 day + 1 s after iat", "malformed", { $0.claims["iat"] = .number(issued); $0.claims["exp"] = .number(issued + 86_401) }),
                 ("sub of 256 bytes", "malformed", { $0.claims["sub"] = .string(String(repeating: "s", count: 256)) }),
             ]
             for (label, reason, customize) in rows {
