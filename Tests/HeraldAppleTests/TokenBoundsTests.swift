@@ -59,6 +59,10 @@ struct TokenBoundsTests {
             rawNonce: AppleTokenMinter.defaultRawNonce, keys: apple.keys, now: apple.clock.now)
         let structure = try #require(report.checks.first { $0.name == .structure })
         #expect(structure.outcome.detail == "claim sub is over 255 bytes")
+        let long = await AppleTokenDiagnosis.diagnose(
+            token: apple.minter.token { $0.claims["exp"] = .number(now + 90_000) }, audiences: [AppleTokenMinter.defaultAudience],
+            rawNonce: AppleTokenMinter.defaultRawNonce, keys: apple.keys, now: apple.clock.now)
+        #expect(long.checks.first { $0.name == .structure }?.outcome.detail == "claim exp is more than 86400 s after iat")
         let old = await AppleTokenDiagnosis.diagnose(
             token: apple.minter.token { $0.claims["iat"] = .number(now - 7_200) }, audiences: [AppleTokenMinter.defaultAudience],
             rawNonce: AppleTokenMinter.defaultRawNonce, keys: apple.keys, now: apple.clock.now)

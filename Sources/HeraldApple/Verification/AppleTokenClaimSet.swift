@@ -44,10 +44,10 @@ struct AppleTokenClaimSet: Sendable {
             throw DecodingFailure(detail: "claim iat is missing")
         }
         self.issuedAt = issuedAt
-        // Both are bounded above, so the difference is exact. A lifetime Apple never issues
-        // would let a token outlive its replay window and key rotation; it is not a token Apple made.
+        // Both are bounded, so the difference is exact. Apple never issues a longer lifetime,
+        // and one would keep a stolen token (and its replay record) alive as long as it says.
         guard expiresAt - issuedAt <= Self.maximumLifetimeSeconds else {
-            throw DecodingFailure(detail: "claim exp is \(Int64(expiresAt - issuedAt)) s after iat, over the \(Int64(Self.maximumLifetimeSeconds)) s an Apple token lives")
+            throw DecodingFailure(detail: "claim exp is more than \(Int64(Self.maximumLifetimeSeconds)) s after iat")
         }
         notBefore = try Self.optionalNumber(object, "nbf")
         authTime = try Self.optionalNumber(object, "auth_time")
