@@ -57,6 +57,20 @@ struct AdminTokenStoreTests {
         }
     }
 
+    @Test("deleting a realm takes it out of every scope, so a new realm of that id is not reached", arguments: Backend.allCases)
+    func deletedRealmLeavesScopes(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
+            let cli = try ChangeContext(actor: "cli")
+            for id in ["acme", "globex"] { _ = try await test.realms.create(id: id, context: cli) }
+            let both = try await test.adminTokens.create(name: "both", scope: .realms(["acme", "globex"]), context: cli)
+            let only = try await test.adminTokens.create(name: "only", scope: .realms(["acme"]), context: cli)
+            try await test.realms.delete("acme", context: cli)
+            _ = try await test.realms.create(id: "acme", context: cli)
+            #expect(try await test.adminTokens.token(presented: both)?.scope == .realms(["globex"]))
+            #expect(try await test.adminTokens.token(presented: only)?.scope == .realms([]))
+        }
+    }
+
     @Test("names are unique, validated, and 'env' is reserved", arguments: Backend.allCases)
     func names(backend: Backend) async throws {
         try await TestDatabase.with(backend) { test throws in

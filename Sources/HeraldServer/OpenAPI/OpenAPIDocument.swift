@@ -3465,6 +3465,7 @@ components:
         name:
           type: string
           description: Letters, digits, '.', '_' and '-'; `env` is reserved. Recorded as the actor.
+          pattern: "^[A-Za-z0-9._-]{1,64}$"
           minLength: 1
           maxLength: 64
         role:

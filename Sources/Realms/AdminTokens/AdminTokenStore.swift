@@ -162,6 +162,19 @@ public struct AdminTokenStore: Sendable {
 
     static func target(_ name: String) -> String { "admin-tokens/\(name)" }
 
+    /// Takes a deleted realm out of every token's scope, in the deleting transaction, so a
+    /// realm created later under the same id is not reached by the old realm's tokens. A token
+    /// left with no realm keeps working but sees nothing.
+    static func removeFromScopes(_ db: any SQLExecutor, realmID: String) throws {
+        for row in try db.query("SELECT name, realm_scope FROM admin_tokens WHERE realm_scope IS NOT NULL") {
+            guard let text = try row.optionalString("realm_scope"),
+                  let ids = try? JSONDecoder().decode([String].self, from: Data(text.utf8)), ids.contains(realmID)
+            else { continue }
+            try db.execute("UPDATE admin_tokens SET realm_scope = ? WHERE name = ?",
+                           .text(try encodeScope(ids.filter { $0 != realmID })), .text(try row.string("name")))
+        }
+    }
+
     private static func encodeScope(_ realmIDs: [String]) throws -> String {
         String(decoding: try JSONEncoder().encode(realmIDs), as: UTF8.self)
     }

@@ -112,6 +112,7 @@ public struct RealmStore: Sendable {
         try await database.write { db in
             guard let before = try Self.load(db, id: id) else { throw RealmsError.notFound("realm") }
             try db.execute("DELETE FROM realms WHERE id = ?", .text(id))
+            try AdminTokenStore.removeFromScopes(db, realmID: id)
             try AuditLog.record(db, at: at, context: context, action: "realm.delete", target: Self.target(id),
                                 realmID: id, changes: AuditDiff.changes(before: before, after: nil))
         }
