@@ -8,6 +8,7 @@ import Synchronization
 /// on one PostgreSQL share one count. The check and the increment are one statement — a
 /// conditional upsert that adds the request only while the window is under its limit — so a
 /// burst of concurrent requests can never be admitted beyond the limit by its concurrency.
+/// Failed admin authentications are counted the same way, per client IP under no realm.
 final class RequestRateLimiter: Sendable {
     /// The endpoints that have a budget of their own.
     enum Endpoint: String, Sendable {
@@ -75,8 +76,6 @@ final class RequestRateLimiter: Sendable {
             for (subject, limit) in counts {
                 let window = Int64(limit.windowSeconds)
                 let start = at - at % window
-                // RETURNING answers no row when the WHERE keeps the update from happening: the
-                // window is full. PostgreSQL locks the row for the update, SQLite has one writer.
                 guard try Self.countHit(db, realmID: realmID, endpoint: endpoint, subject: subject, start: start,
                                         limit: limit) else {
                     refusedFor = Int(max(1, start + window - at))
