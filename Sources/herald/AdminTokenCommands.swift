@@ -2,11 +2,13 @@ import Foundation
 import Realms
 import Storage
 
-/// `herald admin create-token --name N | list-tokens | revoke-token --name N`: manages the
-/// named admin API tokens. A created token is printed once, on stdout; it is stored hashed.
+/// `herald admin create-token --name N [--realm R …] [--role admin|viewer] | list-tokens |
+/// revoke-token --name N`: manages the named admin API tokens. A created token is printed
+/// once, on stdout; it is stored hashed. Without `--realm` a token reaches every realm; without
+/// `--role` it is an admin (reads and writes).
 enum AdminTokenCommands {
     static let usage = """
-        usage: herald admin create-token --name NAME [--reason TEXT]
+        usage: herald admin create-token --name NAME [--realm REALM ...] [--role admin|viewer] [--reason TEXT]
                herald admin list-tokens
                herald admin revoke-token --name NAME [--reason TEXT]
         """
@@ -17,25 +19,33 @@ enum AdminTokenCommands {
         var arguments = arguments
         if arguments.first == "admin" { arguments.removeFirst() }
         guard let command = arguments.first else { return usageError("missing command") }
-        guard let options = parseOptions(Array(arguments.dropFirst())) else { return usageError("unreadable options") }
+        guard let (options, realms) = parseOptions(Array(arguments.dropFirst())) else { return usageError("unreadable options") }
+        if command != "create-token", !realms.isEmpty { return usageError("--realm is an option of create-token only") }
         let store = AdminTokenStore(database: database)
         do {
             try await database.migrate(RealmsSchema.migrations)
             let context = try ChangeContext(actor: "cli", reason: options["reason"])
             switch command {
             case "create-token":
-                guard let name = options["name"], options.keys.allSatisfy({ ["name", "reason"].contains($0) }) else {
-                    return usageError("create-token needs --name")
+                guard let name = options["name"], options.keys.allSatisfy({ ["name", "reason", "role"].contains($0) }) else {
+                    return usageError("create-token needs --name (and takes only --realm, --role, --reason)")
                 }
-                let token = try await store.create(name: name, context: context)
+                var role = AdminRole.admin
+                if let text = options["role"] {
+                    guard let parsed = AdminRole(rawValue: text) else { return usageError("--role must be admin or viewer") }
+                    role = parsed
+                }
+                let scope: AdminScope = realms.isEmpty ? .allRealms : .realms(Set(realms))
+                let token = try await store.create(name: name, role: role, scope: scope, context: context)
                 print(token)
-                printError("Created admin token \"\(name)\". It is shown only once: store it now.")
+                printError("Created admin token \"\(name)\" (\(role.rawValue) of \(describe(scope))). It is shown only once: store it now.")
                 return 0
             case "list-tokens":
                 guard options.isEmpty else { return usageError("list-tokens takes no options") }
                 let formatter = ISO8601DateFormatter()
                 for token in try await store.list() {
-                    print("\(token.name)\t\(formatter.string(from: Date(timeIntervalSince1970: TimeInterval(token.createdAt))))")
+                    let created = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(token.createdAt)))
+                    print("\(token.name)\t\(created)\t\(token.role.rawValue)\t\(describe(token.scope))")
                 }
                 return 0
             case "revoke-token":
@@ -58,9 +68,16 @@ enum AdminTokenCommands {
         }
     }
 
-    /// `--key value` and `--key=value` pairs; nil when an option is malformed or repeated.
-    static func parseOptions(_ arguments: [String]) -> [String: String]? {
+    /// What a scope reaches, for humans: "all realms" or the realm ids, comma-separated.
+    static func describe(_ scope: AdminScope) -> String {
+        scope.sortedRealmIDs.map { "realms " + $0.joined(separator: ",") } ?? "all realms"
+    }
+
+    /// `--key value` and `--key=value` pairs, and the values of `--realm` (the one option that
+    /// may repeat) in order; nil when an option is malformed or another option repeats.
+    static func parseOptions(_ arguments: [String]) -> (options: [String: String], realms: [String])? {
         var options: [String: String] = [:]
+        var realms: [String] = []
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -77,11 +94,15 @@ enum AdminTokenCommands {
                 value = arguments[index + 1]
                 index += 1
             }
-            guard options[key] == nil else { return nil }
-            options[key] = value
+            if key == "realm" {
+                realms.append(value)
+            } else {
+                guard options[key] == nil else { return nil }
+                options[key] = value
+            }
             index += 1
         }
-        return options
+        return (options, realms)
     }
 
     private static func usageError(_ message: String) -> Int32 {

@@ -12,10 +12,12 @@ enum HeraldCommandLine {
                 [--apple-jwks-url URL] [--trusted-proxies CIDRS] [--log-level LEVEL]
                 [--per-ip-connection-limit N] [--connection-timeout SECONDS]
                 [--rate-limit-per-ip N/SECONDS|off] [--rate-limit-per-client N/SECONDS|off]
+                [--admin-auth-failure-limit N/SECONDS|off]
                 [--event-retention DAYS] [--admin-listen IP:PORT]
                                       start the server (flags override HERALD_* variables)
           migrate [--database URL]    apply database migrations and exit
-          admin create-token --name N | list-tokens | revoke-token --name N [--database URL]
+          admin create-token --name N [--realm R …] [--role admin|viewer] | list-tokens
+                | revoke-token --name N [--database URL]
                                       manage admin API tokens
           diagnose apple-token --token T --audience A [--audience B…] [--jwks FILE|URL]
                                [--nonce RAW] [--now UNIX_SECONDS]

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldTestSupport
 import JOSE
+import Realms
 import Testing
 @testable import HeraldServer
 
@@ -79,6 +80,8 @@ struct HostileInputTests {
 /// that change or delete things aim at so they cannot dismantle `acme` mid-run.
 struct HostileRouteSetup: Sendable {
     static let spare = "spare"
+    /// The admin token the token-revoking route is probed with.
+    static let probeTokenName = "hostile-probe"
     static let loginURL = "https://login.acme.example/start"
     static let registeredRedirects = ["https://partner.example/callback", "https://backend.example/cb"]
 
@@ -116,7 +119,10 @@ struct HostileRouteSetup: Sendable {
     }
 
     static func with(_ body: (HostileRouteSetup) async throws -> Void) async throws {
-        try await NativeLoginFixture.with(realmFields: ["loginUrl": .string(loginURL)]) { fixture in
+        // Thousands of broken admin credentials from one address: the admin authentication
+        // failure limit (AdminAuthenticationLimitTests) would answer them 429; it is off here.
+        try await NativeLoginFixture.with(realmFields: ["loginUrl": .string(loginURL)],
+                                          configure: { $0.requestLimits.adminFailuresPerIP = nil }) { fixture in
             let herald = fixture.herald
             let backend = try await herald.admin("POST", "/api/admin/realms/acme/clients", json: [
                 "clientId": "backend", "name": "Backend", "confidential": true,
@@ -134,6 +140,9 @@ struct HostileRouteSetup: Sendable {
                 "clientId": "ios-app", "name": "iOS app", "firstParty": true,
             ]))
             let spareAccount = try await herald.accounts.create(realmID: spare, .init(email: "spare@example.com")).id
+            // The admin token DELETE /api/admin/tokens/:name revokes (the probes use the env token).
+            _ = try await AdminTokenStore(database: herald.application.context.database)
+                .create(name: probeTokenName, context: ChangeContext(actor: "test"))
 
             let setup = HostileRouteSetup(
                 fixture: fixture, probeClient: HostileProbe(port: herald.application.port),
@@ -184,6 +193,9 @@ struct HostileRouteSetup: Sendable {
                 let account = realm == Self.spare ? spareAccount : acmeAccount
                 parameters[segment] = account
                 segments.append(account)
+            case ":name":
+                parameters[segment] = Self.probeTokenName
+                segments.append(Self.probeTokenName)
             case let other where other.hasPrefix(":"):
                 throw TestClientError("route \(method) \(template): no test value for \(other); add one to HostileRouteSetup")
             default: segments.append(segment)

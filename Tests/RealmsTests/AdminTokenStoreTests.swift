@@ -21,6 +21,56 @@ struct AdminTokenStoreTests {
         }
     }
 
+    @Test("a token stored before roles and scopes existed is an admin of all realms after the migration", arguments: Backend.allCases)
+    func migrationKeepsExistingTokensAllRealmsAdmins(backend: Backend) async throws {
+        let fresh = try await FreshDatabase(backend, migrations: RealmsSchema.migrations.filter { $0.version < 6 })
+        do {
+            let token = "hadm_" + SecureRandom.token(byteCount: 32)
+            _ = try await fresh.database.write { db in
+                try db.execute("INSERT INTO admin_tokens (name, token_hash, created_at) VALUES ('old', ?, 1)",
+                               .blob(SHA256.hash(token)))
+            }
+            try await fresh.database.migrate(RealmsSchema.migrations)
+            let stored = try await AdminTokenStore(database: fresh.database).token(presented: token)
+            #expect(stored == AdminToken(name: "old", createdAt: 1, role: .admin, scope: .allRealms))
+        } catch {
+            await fresh.close()
+            throw error
+        }
+        await fresh.close()
+    }
+
+    @Test("role and scope are stored with the token; a scope names existing realms only", arguments: Backend.allCases)
+    func roleAndScope(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
+            let cli = try ChangeContext(actor: "cli")
+            _ = try await test.realms.create(id: "acme", context: cli)
+            let token = try await test.adminTokens.create(name: "support", role: .viewer, scope: .realms(["acme"]), context: cli)
+            let stored = try await test.adminTokens.token(presented: token)
+            #expect(stored?.role == .viewer && stored?.scope == .realms(["acme"]))
+            #expect(try await test.adminTokens.list().map(\.scope) == [.realms(["acme"])])
+            #expect(await realmsError {
+                try await test.adminTokens.create(name: "x", scope: .realms(["nope"]), context: cli)
+            }?.fieldIssues.first?.field == "realms")
+            #expect(await realmsError { try await test.adminTokens.create(name: "x", scope: .realms([]), context: cli) }?.code == .invalidInput)
+            #expect(try await test.adminTokens.list().map(\.name) == ["support"])
+        }
+    }
+
+    @Test("deleting a realm takes it out of every scope, so a new realm of that id is not reached", arguments: Backend.allCases)
+    func deletedRealmLeavesScopes(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
+            let cli = try ChangeContext(actor: "cli")
+            for id in ["acme", "globex"] { _ = try await test.realms.create(id: id, context: cli) }
+            let both = try await test.adminTokens.create(name: "both", scope: .realms(["acme", "globex"]), context: cli)
+            let only = try await test.adminTokens.create(name: "only", scope: .realms(["acme"]), context: cli)
+            try await test.realms.delete("acme", context: cli)
+            _ = try await test.realms.create(id: "acme", context: cli)
+            #expect(try await test.adminTokens.token(presented: both)?.scope == .realms(["globex"]))
+            #expect(try await test.adminTokens.token(presented: only)?.scope == .realms([]))
+        }
+    }
+
     @Test("names are unique, validated, and 'env' is reserved", arguments: Backend.allCases)
     func names(backend: Backend) async throws {
         try await TestDatabase.with(backend) { test throws in

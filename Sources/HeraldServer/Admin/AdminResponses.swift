@@ -83,3 +83,28 @@ struct SigningKeyResponse: Encodable, Sendable {
         try container.encode(key.publishUntil, forKey: .publishUntil)
     }
 }
+
+/// An admin token as the admin API answers it: name, role, scope (`allRealms`, and `realms`
+/// sorted, empty for an all-realms token), creation time, and `token` only in the create
+/// response (shown once).
+struct AdminTokenResponse: Encodable, Sendable {
+    let token: AdminToken
+    let secret: String?
+
+    init(_ token: AdminToken, secret: String? = nil) {
+        self.token = token
+        self.secret = secret
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, role, allRealms, realms, createdAt, token }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(token.name, forKey: .name)
+        try container.encode(token.role.rawValue, forKey: .role)
+        try container.encode(token.scope == .allRealms, forKey: .allRealms)
+        try container.encode(token.scope.sortedRealmIDs ?? [], forKey: .realms)
+        try container.encode(token.createdAt, forKey: .createdAt)
+        if let secret { try container.encode(secret, forKey: .token) }
+    }
+}

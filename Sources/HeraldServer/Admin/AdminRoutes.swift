@@ -4,22 +4,6 @@ import Realms
 import Storage
 import TokenIssuer
 
-/// An admin route handler, called only after the admin token was checked.
-typealias AdminHandler = @Sendable (_ request: HTTPRequest, _ caller: AdminCaller) async throws -> HTTPResponse
-
-/// One admin route: method, router template and handler.
-struct AdminRoute: Sendable {
-    let method: String
-    let template: String
-    let handler: AdminHandler
-
-    init(_ method: String, _ template: String, _ handler: @escaping AdminHandler) {
-        self.method = method
-        self.template = template
-        self.handler = handler
-    }
-}
-
 /// The stores admin handlers work with, built once from the context.
 struct AdminStores: Sendable {
     let realms: RealmStore
@@ -54,9 +38,10 @@ struct AdminStores: Sendable {
     }
 }
 
-/// `/api/admin/*`: realms, the Apple provider, clients, accounts, the audit log and security events. Every
-/// route authenticates the admin token first (401 before any lookup), and domain errors
-/// become the error envelope (400 naming fields, 404, 409).
+/// `/api/admin/*`: realms, the Apple provider, clients, accounts, the audit log, security events
+/// and admin tokens. Every route authenticates the admin token first (401 before any lookup),
+/// then `AdminAccessPolicy` applies the token's scope and role to what the route declares
+/// (404 / 403, audited), and domain errors become the error envelope (400 naming fields, 404, 409).
 struct AdminRoutes: RouteGroup {
     let context: HeraldContext
     /// Revokes sessions when an account or a client is disabled or deleted (TokenIssuer plugs in here).
@@ -73,15 +58,19 @@ struct AdminRoutes: RouteGroup {
             + ClientAdminHandlers(stores: stores).routes + AccountAdminHandlers(stores: stores).routes
             + AuditAdminHandlers(stores: stores).routes + KeyAdminHandlers(stores: stores).routes
             + SessionAdminHandlers(stores: stores).routes + SecurityEventAdminHandlers(stores: stores).routes
+            + AdminTokenAdminHandlers(stores: stores).routes
     }
 
     func register(in router: inout Router, endpoint: Endpoint) {
         let stores = AdminStores(context: context, sessionRevoker: sessionRevoker)
-        let authenticator = AdminAuthenticator(tokens: stores.adminTokens)
+        let authenticator = AdminAuthenticator(tokens: stores.adminTokens, limiter: context.requestLimiter,
+                                               clientAddresses: context.clientAddresses)
+        let policy = AdminAccessPolicy(database: context.database, now: context.now, logger: context.logger)
         for route in Self.routes(stores) {
             let handler = route.handler
             router.add(route.method, route.template, endpoint.handler { request in
                 let caller = try await authenticator.authenticate(request)
+                try await policy.check(route, caller: caller, request: request)
                 do {
                     // Admin answers carry accounts' emails and names, audit trails and one-time
                     // secrets: no cache (browser, proxy) may keep them.

@@ -14,11 +14,13 @@ struct RealmAdminHandlers: Sendable {
 
     var routes: [AdminRoute] {
         [
-            AdminRoute("GET", "/api/admin/realms", list),
+            // The list answers only the caller's realms.
+            AdminRoute("GET", "/api/admin/realms", reach: .scoped, list),
             AdminRoute("POST", "/api/admin/realms", create),
             AdminRoute("GET", "/api/admin/realms/:realm", read),
             AdminRoute("PATCH", "/api/admin/realms/:realm", update),
-            AdminRoute("DELETE", "/api/admin/realms/:realm", delete),
+            // Deleting a realm is a change to the set of realms, like creating one.
+            AdminRoute("DELETE", "/api/admin/realms/:realm", reach: .allRealmsOnly, delete),
         ]
     }
 
@@ -26,7 +28,7 @@ struct RealmAdminHandlers: Sendable {
         var query = AdminQuery(request)
         let page = query.page()
         try query.validate()
-        return .json(ListResponse(try await stores.realms.list(page: page)))
+        return .json(ListResponse(try await stores.realms.list(page: page, only: caller.visibleRealms)))
     }
 
     func create(_ request: HTTPRequest, _ caller: AdminCaller) async throws -> HTTPResponse {

@@ -51,6 +51,7 @@ public struct HeraldConfiguration: Sendable, Equatable {
         ("HERALD_LOG_LEVEL", "--log-level"), ("HERALD_PER_IP_CONNECTION_LIMIT", "--per-ip-connection-limit"),
         ("HERALD_CONNECTION_TIMEOUT", "--connection-timeout"),
         ("HERALD_RATE_LIMIT_PER_IP", "--rate-limit-per-ip"), ("HERALD_RATE_LIMIT_PER_CLIENT", "--rate-limit-per-client"),
+        ("HERALD_ADMIN_AUTH_FAILURE_LIMIT", "--admin-auth-failure-limit"),
         ("HERALD_EVENT_RETENTION", "--event-retention"), ("HERALD_ADMIN_LISTEN", "--admin-listen"),
     ]
 
@@ -166,6 +167,9 @@ public struct HeraldConfiguration: Sendable, Equatable {
         }
         if let limit = values["HERALD_RATE_LIMIT_PER_CLIENT"] {
             requestLimits.perClient = try Self.requestLimit(limit, named: "HERALD_RATE_LIMIT_PER_CLIENT")
+        }
+        if let limit = values["HERALD_ADMIN_AUTH_FAILURE_LIMIT"] {
+            requestLimits.adminFailuresPerIP = try Self.requestLimit(limit, named: "HERALD_ADMIN_AUTH_FAILURE_LIMIT")
         }
         if let retention = values["HERALD_EVENT_RETENTION"] {
             eventRetentionDays = try Self.integer(retention, named: "HERALD_EVENT_RETENTION",

@@ -56,6 +56,8 @@ tags:
     description: A realm's security events (logins, token reuse, account status changes).
   - name: Keys
     description: A realm's token signing keys.
+  - name: Admin tokens
+    description: The tokens of the admin API, their roles and realm scopes.
   - name: Native login
     description: Sign in with Apple from an iOS app.
   - name: Session
@@ -1103,10 +1105,14 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     post:
@@ -1141,12 +1147,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "409":
           $ref: "#/components/responses/Conflict"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}:
@@ -1169,12 +1179,16 @@ paths:
           $ref: "#/components/responses/MalformedRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     patch:
@@ -1210,12 +1224,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     delete:
@@ -1234,12 +1252,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/providers/apple:
@@ -1262,12 +1284,16 @@ paths:
           $ref: "#/components/responses/MalformedRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     put:
@@ -1306,12 +1332,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     delete:
@@ -1329,12 +1359,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/clients:
@@ -1361,12 +1395,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     post:
@@ -1402,6 +1440,8 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "409":
@@ -1410,6 +1450,8 @@ paths:
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/clients/{clientId}:
@@ -1433,12 +1475,16 @@ paths:
           $ref: "#/components/responses/MalformedRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     patch:
@@ -1472,12 +1518,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     delete:
@@ -1495,12 +1545,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/clients/{clientId}/secret:
@@ -1527,12 +1581,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/accounts:
@@ -1575,12 +1633,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/accounts/{accountId}:
@@ -1605,12 +1667,16 @@ paths:
           $ref: "#/components/responses/MalformedRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     patch:
@@ -1643,6 +1709,8 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "409":
@@ -1651,6 +1719,8 @@ paths:
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     delete:
@@ -1675,12 +1745,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/accounts/{accountId}/sessions:
@@ -1705,12 +1779,16 @@ paths:
           $ref: "#/components/responses/MalformedRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
     delete:
@@ -1729,12 +1807,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/keys:
@@ -1760,12 +1842,16 @@ paths:
           $ref: "#/components/responses/MalformedRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/keys/rotate:
@@ -1794,12 +1880,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/realms/{realmId}/events:
@@ -1839,12 +1929,16 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "404":
           $ref: "#/components/responses/NotFound"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/audit:
@@ -1893,10 +1987,128 @@ paths:
           $ref: "#/components/responses/BadRequest"
         "401":
           $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
         "413":
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+  /api/admin/tokens:
+    get:
+      tags: [Admin tokens]
+      operationId: listAdminTokens
+      summary: List admin tokens
+      description: By name; never the tokens themselves. Needs a token of all realms.
+      security:
+        - adminToken: []
+      parameters:
+        - $ref: "#/components/parameters/Limit"
+        - $ref: "#/components/parameters/Cursor"
+      responses:
+        "200":
+          description: One page of admin tokens.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/AdminTokenList"
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+    post:
+      tags: [Admin tokens]
+      operationId: createAdminToken
+      summary: Create an admin token
+      description: |
+        Creates a named token. Without `realms` it reaches every realm; without `role` it is an
+        `admin`. The token is in this response only (`token`): it is stored as a hash. Needs an
+        admin token of all realms.
+      security:
+        - adminToken: []
+      parameters:
+        - $ref: "#/components/parameters/ChangeReason"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: "#/components/schemas/AdminTokenCreate"
+            example:
+              name: acme-support
+              role: viewer
+              realms: [acme]
+      responses:
+        "201":
+          description: The token, with its secret shown once.
+          headers:
+            Cache-Control:
+              schema:
+                type: string
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/AdminTokenCreated"
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
+        "409":
+          $ref: "#/components/responses/Conflict"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+  /api/admin/tokens/{tokenName}:
+    parameters:
+      - $ref: "#/components/parameters/TokenName"
+    delete:
+      tags: [Admin tokens]
+      operationId: deleteAdminToken
+      summary: Revoke an admin token
+      description: |
+        The token stops working at once. `env` follows `HERALD_ADMIN_TOKEN` and is refused
+        (400): unset the variable instead. Needs an admin token of all realms.
+      security:
+        - adminToken: []
+      parameters:
+        - $ref: "#/components/parameters/ChangeReason"
+      responses:
+        "204":
+          description: Revoked.
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
 components:
@@ -1905,9 +2117,18 @@ components:
       type: http
       scheme: bearer
       description: |
-        An admin token: `HERALD_ADMIN_TOKEN` (registered as "env") or one created with
-        `herald admin create-token --name NAME`. The token's name is recorded as the actor of
-        every change. A missing or wrong token is answered 401 before anything else is looked up.
+        An admin token: `HERALD_ADMIN_TOKEN` (registered as "env"), or one created with
+        `herald admin create-token --name NAME [--realm R …] [--role admin|viewer]` or
+        `POST /api/admin/tokens`. The token's name is recorded as the actor of every change. A
+        missing or wrong token is answered 401 before anything else is looked up; wrong tokens
+        are counted per client IP (`HERALD_ADMIN_AUTH_FAILURE_LIMIT`, default 20 per 300 s) and
+        past the limit every admin request from that IP is answered 429 until the window ends.
+        A token has a role, `admin` (reads and writes) or `viewer` (GET and HEAD only: any other
+        method is 403 `forbidden`), and a scope, all realms or a list of realms. A realm outside
+        the scope is answered 404 as if it did not exist; the realm list and the audit list show
+        only the scope's realms; creating and deleting realms and managing admin tokens need a
+        token of all realms (else 403 `forbidden`). Every refusal is recorded in the audit log
+        as `admin.denied`.
     clientSecretBasic:
       type: http
       scheme: basic
@@ -1966,6 +2187,13 @@ components:
       schema:
         type: string
         maxLength: 512
+    TokenName:
+      name: tokenName
+      in: path
+      required: true
+      schema:
+        type: string
+        maxLength: 64
     ChangeReason:
       name: X-Change-Reason
       in: header
@@ -2088,6 +2316,32 @@ components:
             code: not_found
             message: Realm not found
             requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+    AdminForbidden:
+      description: |
+        `forbidden`: the admin token may not do this: a viewer's write, or a route that needs a
+        token of all realms called with a realm-scoped one. The attempt is audited (`admin.denied`).
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
+          example:
+            status: 403
+            code: forbidden
+            message: This admin token may only read
+            requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+    AdminRateLimited:
+      description: |
+        `rate_limited`: too many failed admin authentications from this client IP in the current
+        window (`HERALD_ADMIN_AUTH_FAILURE_LIMIT`); every admin request from it is refused until
+        `Retry-After` seconds have passed.
+      headers:
+        Retry-After:
+          schema:
+            type: integer
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
     Conflict:
       description: The change collides with existing state.
       content:
@@ -3201,6 +3455,66 @@ components:
           type: array
           items:
             $ref: "#/components/schemas/SecurityEvent"
+        nextCursor:
+          type: [string, "null"]
+    AdminTokenCreate:
+      type: object
+      additionalProperties: false
+      required: [name]
+      properties:
+        name:
+          type: string
+          description: Letters, digits, '.', '_' and '-'; `env` is reserved. Recorded as the actor.
+          pattern: "^[A-Za-z0-9._-]{1,64}$"
+          minLength: 1
+          maxLength: 64
+        role:
+          type: string
+          enum: [admin, viewer]
+          default: admin
+        realms:
+          type: [array, "null"]
+          description: The realms the token reaches (each must exist); absent or null for all realms.
+          minItems: 1
+          maxItems: 200
+          items:
+            type: string
+            pattern: "^[a-z0-9][a-z0-9-]{0,62}$"
+    AdminToken:
+      type: object
+      required: [name, role, allRealms, realms, createdAt]
+      properties:
+        name:
+          type: string
+        role:
+          type: string
+          enum: [admin, viewer]
+        allRealms:
+          type: boolean
+          description: True for a token of every realm (then `realms` is empty).
+        realms:
+          type: array
+          items:
+            type: string
+        createdAt:
+          type: integer
+    AdminTokenCreated:
+      allOf:
+        - $ref: "#/components/schemas/AdminToken"
+        - type: object
+          required: [token]
+          properties:
+            token:
+              type: string
+              description: The admin token itself, shown only in this response.
+    AdminTokenList:
+      type: object
+      required: [items, nextCursor]
+      properties:
+        items:
+          type: array
+          items:
+            $ref: "#/components/schemas/AdminToken"
         nextCursor:
           type: [string, "null"]
     AuditList:

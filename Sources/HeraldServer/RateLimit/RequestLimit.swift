@@ -23,8 +23,9 @@ public struct RequestLimit: Sendable, Equatable {
     }
 }
 
-/// The request limits of `/token`, session refresh and `/authorize`: each endpoint has its own
-/// budget per client IP (`RateLimitKey`) and per client id; nil turns that limit off.
+/// The request limits of `/token`, session refresh and `/authorize` (each endpoint has its own
+/// budget per client IP (`RateLimitKey`) and per client id), and the failed admin
+/// authentications per client IP; nil turns that limit off.
 public struct RequestLimits: Sendable, Equatable {
     /// 10 requests a second per address on average: far above what one app or browser sends
     /// (a refresh every few minutes), low enough to blunt a single-address flood; a carrier NAT
@@ -32,6 +33,11 @@ public struct RequestLimits: Sendable, Equatable {
     public var perIP: RequestLimit? = RequestLimit(requests: 600, windowSeconds: 60)
     /// A client's whole traffic (every user of one app) on one endpoint.
     public var perClient: RequestLimit? = RequestLimit(requests: 60_000, windowSeconds: 60)
+    /// Failed admin authentications (a wrong or malformed token) per client IP, on every
+    /// admin route together. Admin tokens carry 256 random bits, so this is not what keeps
+    /// them from being guessed; it keeps one address from hammering the token lookup and
+    /// makes a scanner visible, while leaving room for an operator's typos.
+    public var adminFailuresPerIP: RequestLimit? = RequestLimit(requests: 20, windowSeconds: 300)
 
     public init() {}
 }

@@ -33,6 +33,12 @@ public struct AuditLog: Sendable {
             if let action = filter.action { clauses.append("action = ?"); parameters.append(.text(action)) }
             if let realmID = filter.realmID { clauses.append("realm_id = ?"); parameters.append(.text(realmID)) }
             if let target = filter.target { clauses.append("target = ?"); parameters.append(.text(target)) }
+            if let only = filter.onlyRealmIDs {
+                // Entries of no realm (admin tokens) are outside every realm scope; `IN ()` is
+                // not valid SQL, so an empty scope matches nothing explicitly.
+                clauses.append(only.isEmpty ? "1 = 0" : "realm_id IN (\(Array(repeating: "?", count: only.count).joined(separator: ", ")))")
+                parameters += only.sorted().map(SQLValue.text)
+            }
             let whereClause = clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND ")
             parameters.append(.integer(Int64(page.limit + 1)))
             let rows = try db.query(
@@ -57,11 +63,15 @@ public struct AuditFilter: Sendable, Equatable {
     public var action: String?
     public var realmID: String?
     public var target: String?
+    /// Only entries of these realms (a realm-scoped admin token's view); nil for every entry.
+    public var onlyRealmIDs: Set<String>?
 
-    public init(actor: String? = nil, action: String? = nil, realmID: String? = nil, target: String? = nil) {
+    public init(actor: String? = nil, action: String? = nil, realmID: String? = nil, target: String? = nil,
+                onlyRealmIDs: Set<String>? = nil) {
         self.actor = actor
         self.action = action
         self.realmID = realmID
         self.target = target
+        self.onlyRealmIDs = onlyRealmIDs
     }
 }

@@ -57,11 +57,19 @@ public struct RealmStore: Sendable {
     }
 
     /// Realms ordered by id.
-    public func list(page: PageRequest = .first) async throws -> Page<Realm> {
+    /// `only` narrows the list to those realm ids (a realm-scoped admin token's realms).
+    public func list(page: PageRequest = .first, only: Set<String>? = nil) async throws -> Page<Realm> {
         let after = try page.cursor.map { cursor throws(RealmsError) in try ListCursor.decode(cursor, list: "realms") }
         return try await database.read { db in
-            let rows = try db.query("SELECT * FROM realms WHERE id > ? ORDER BY id LIMIT ?",
-                                    .text(after ?? ""), .integer(Int64(page.limit + 1)))
+            var parameters: [SQLValue] = [.text(after ?? "")]
+            var scope = ""
+            if let only {
+                // An empty scope must list nothing, and `IN ()` is not valid SQL.
+                scope = only.isEmpty ? " AND 1 = 0" : " AND id IN (\(Array(repeating: "?", count: only.count).joined(separator: ", ")))"
+                parameters += only.sorted().map(SQLValue.text)
+            }
+            parameters.append(.integer(Int64(page.limit + 1)))
+            let rows = try db.query("SELECT * FROM realms WHERE id > ?\(scope) ORDER BY id LIMIT ?", parameters)
             let realms = try rows.prefix(page.limit).map(Self.realm(from:))
             let next = rows.count > page.limit ? realms.last.map { ListCursor.encode(list: "realms", key: $0.id) } : nil
             return Page(items: realms, nextCursor: next)
@@ -104,6 +112,7 @@ public struct RealmStore: Sendable {
         try await database.write { db in
             guard let before = try Self.load(db, id: id) else { throw RealmsError.notFound("realm") }
             try db.execute("DELETE FROM realms WHERE id = ?", .text(id))
+            try AdminTokenStore.removeFromScopes(db, realmID: id)
             try AuditLog.record(db, at: at, context: context, action: "realm.delete", target: Self.target(id),
                                 realmID: id, changes: AuditDiff.changes(before: before, after: nil))
         }

@@ -141,5 +141,11 @@ public enum RealmsSchema {
         Migration(module: "realms", version: 5, name: "apple return urls", statements: [
             "ALTER TABLE apple_providers ADD COLUMN return_urls TEXT NOT NULL DEFAULT '[]'",
         ]),
+        // Admin token scope and role (issue #17). The defaults keep every existing token what
+        // it was: an admin of all realms (NULL realm_scope). Else a JSON array of realm ids.
+        Migration(module: "realms", version: 6, name: "admin token scope and role", statements: [
+            "ALTER TABLE admin_tokens ADD COLUMN role TEXT NOT NULL DEFAULT 'admin'",
+            "ALTER TABLE admin_tokens ADD COLUMN realm_scope TEXT",
+        ]),
     ]
 }

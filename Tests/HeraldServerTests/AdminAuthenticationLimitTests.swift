@@ -1,0 +1,90 @@
+import Foundation
+import HeraldTestSupport
+import JOSE
+import Testing
+@testable import HeraldServer
+
+/// Failed admin authentications per client IP (`HERALD_ADMIN_AUTH_FAILURE_LIMIT`).
+@Suite("Admin authentication failure limit")
+struct AdminAuthenticationLimitTests {
+    static let wrongToken = "hadm_wrong-token-0123456789abcdef0123456789abcdef"
+
+    static func start(limit: RequestLimit?, clock: TestClock,
+                      _ body: (RunningHerald) async throws -> Void) async throws {
+        try await RunningHerald.with(configure: { $0.requestLimits.adminFailuresPerIP = limit }, now: clock.closure, body)
+    }
+
+    @Test("past the limit every admin request from the IP is 429 with Retry-After, a right token too, until the window ends")
+    func limitRefusesUntilWindowEnds() async throws {
+        let clock = TestClock(Date(timeIntervalSince1970: 1_750_000_100))  // 200 s into a 300 s window
+        try await Self.start(limit: RequestLimit(requests: 3, windowSeconds: 300), clock: clock) { herald throws in
+            for _ in 0..<3 {
+                let wrong = try await herald.admin("GET", "/api/admin/realms", token: Self.wrongToken)
+                #expect(wrong.status == 401)
+            }
+            let limited = try await herald.admin("GET", "/api/admin/realms", token: Self.wrongToken)
+            #expect(limited.status == 429)
+            #expect(limited.json["code"]?.stringValue == "rate_limited")
+            #expect(limited.header("Retry-After") == "100")
+            // A right token cannot be told from a wrong one while the window is full.
+            let right = try await herald.admin("GET", "/api/admin/realms")
+            #expect(right.status == 429)
+            #expect(!limited.text.contains(Self.wrongToken))
+            clock.advance(by: 100)
+            #expect(try await herald.admin("GET", "/api/admin/realms").status == 200)
+            #expect(try await herald.admin("GET", "/api/admin/realms", token: Self.wrongToken).status == 401)
+        }
+    }
+
+    @Test("successes and requests without credentials are not counted")
+    func onlyFailuresCount() async throws {
+        let clock = TestClock(Date(timeIntervalSince1970: 1_750_000_100))
+        try await Self.start(limit: RequestLimit(requests: 3, windowSeconds: 300), clock: clock) { herald throws in
+            for _ in 0..<5 {
+                #expect(try await herald.admin("GET", "/api/admin/realms", token: nil).status == 401)
+            }
+            for _ in 0..<2 {
+                #expect(try await herald.admin("GET", "/api/admin/realms", token: Self.wrongToken).status == 401)
+            }
+            for _ in 0..<10 {
+                #expect(try await herald.admin("GET", "/api/admin/realms").status == 200)
+            }
+            // The third failure is still within the limit; the fourth is not.
+            #expect(try await herald.admin("GET", "/api/admin/realms", token: "Basic-ish").status == 401)
+            #expect(try await herald.admin("GET", "/api/admin/realms", token: Self.wrongToken).status == 429)
+        }
+    }
+
+    @Test("concurrent failures are never counted past the limit")
+    func concurrentFailuresStopAtTheLimit() async throws {
+        let clock = TestClock(Date(timeIntervalSince1970: 1_750_000_100))
+        try await Self.start(limit: RequestLimit(requests: 5, windowSeconds: 300), clock: clock) { herald throws in
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<24 {
+                    group.addTask { try await herald.admin("GET", "/api/admin/audit", token: Self.wrongToken).status }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 401 }.count == 5)
+            #expect(statuses.filter { $0 == 429 }.count == 19)
+        }
+    }
+
+    @Test("the limit can be turned off, and the default is 20 per 300 s")
+    func configuration() async throws {
+        #expect(RequestLimits().adminFailuresPerIP == RequestLimit(requests: 20, windowSeconds: 300))
+        let off = try HeraldConfiguration.load(arguments: ["--admin-auth-failure-limit", "off"], environment: [:])
+        #expect(off.requestLimits.adminFailuresPerIP == nil)
+        let env = try HeraldConfiguration.load(arguments: [], environment: ["HERALD_ADMIN_AUTH_FAILURE_LIMIT": "5/60"])
+        #expect(env.requestLimits.adminFailuresPerIP == RequestLimit(requests: 5, windowSeconds: 60))
+        #expect(throws: ConfigurationError.self) {
+            try HeraldConfiguration.load(arguments: [], environment: ["HERALD_ADMIN_AUTH_FAILURE_LIMIT": "lots"])
+        }
+        let clock = TestClock()
+        try await Self.start(limit: nil, clock: clock) { herald throws in
+            for _ in 0..<30 {
+                #expect(try await herald.admin("GET", "/api/admin/realms", token: Self.wrongToken).status == 401)
+            }
+        }
+    }
+}
