@@ -8,8 +8,10 @@ const show = (value) => (value === null || value === undefined ? "—" : typeof 
 function diff(changes) {
   const names = Object.keys(changes ?? {}).sort();
   if (!names.length) return "—";
-  return h("table", { class: "diff" }, h("tbody", {}, names.map((name) => h("tr", {},
+  const rows = h("table", { class: "diff" }, h("tbody", {}, names.map((name) => h("tr", {},
     h("th", {}, name), h("td", { class: "before" }, show(changes[name].before)), h("td", { class: "after" }, show(changes[name].after))))));
+  // A create or delete lists every field; fold those so the changes that matter stand out.
+  return h("details", { open: names.length <= 4 }, h("summary", {}, names.length === 1 ? "1 field" : `${names.length} fields`), rows);
 }
 
 export async function page(container, _params, query) {

@@ -23,8 +23,11 @@ export function h(tag, attrs = {}, ...children) {
 export function field(label, name, input, hint) {
   input.id ||= `f-${name.replace(/[^A-Za-z0-9]/g, "-")}`;
   input.name ||= name;
-  return h("div", { class: "field", "data-field": name },
-    h("label", { for: input.id }, label), input, hint ? h("small", {}, hint) : null,
+  const caption = h("label", { for: input.id }, label);
+  // A checkbox reads best before its label, on one line.
+  const check = input.type === "checkbox";
+  return h("div", { class: check ? "field check" : "field", "data-field": name },
+    check ? [input, caption] : [caption, input], hint ? h("small", {}, hint) : null,
     h("span", { class: "field-error" }));
 }
 
