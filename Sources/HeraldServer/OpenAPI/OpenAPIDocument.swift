@@ -246,8 +246,10 @@ paths:
         - name: file
           in: path
           required: true
+          description: A file name in console/ such as `app.js` (no folders).
           schema:
             type: string
+            pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"
             maxLength: 128
         - name: If-None-Match
           in: header
