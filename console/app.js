@@ -47,10 +47,13 @@ function signInPage(message) {
   const token = h("input", { type: "password", autocomplete: "off", spellcheck: "false" });
   const signIn = form({ id: "sign-in" }, async (element) => {
     try {
-      // Any admin read proves the token; nothing is stored until it does.
-      await api("GET", "/realms", { query: { limit: 1 }, token: token.value.trim() });
+      // Any admin read proves the token; nothing is stored until it does. A 403 is a valid
+      // token that may not list every realm (one scoped to some realms): let it in.
+      await api("GET", "/realms", { query: { limit: 1 }, token: token.value.trim() }).catch((error) => {
+        if (error.status !== 403) throw error;
+      });
       session.signIn(token.value.trim());
-      location.hash = "#/realms";
+      // Stay on the page the operator asked for (a deep link), else render's default.
       render();
     } catch (error) {
       showError(element, error);

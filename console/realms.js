@@ -17,13 +17,17 @@ export async function list(page) {
   }, h("h2", {}, "New realm"), field("Id", "id", id, "Lowercase letters, digits and -; cannot change later."),
   field("Display name", "displayName", displayName),
   h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary" }, "Create realm")));
+  // A token that may not list realms can still open one it knows.
+  const goId = text("", { id: "open-realm-id", placeholder: "acme" });
+  const go = form({ id: "open-realm", class: "filters" }, () => { location.hash = `#/realms/${seg(goId.value.trim())}`; },
+    field("Open a realm by id", "openRealm", goId), h("div", { class: "buttons" }, h("button", { type: "submit" }, "Open")));
   const realms = pagedList((cursor) => api("GET", "/realms", { query: { cursor, limit: 50 } }), (items) => table(items, [
     ["Id", (realm) => h("a", { href: `#/realms/${seg(realm.id)}` }, realm.id)],
     ["Name", (realm) => realm.displayName],
     ["Enabled", (realm) => (realm.enabled ? "yes" : "no")],
     ["Signing", (realm) => realm.signingAlgorithm],
   ], { id: "realm-table" }));
-  page.append(h("h1", {}, "Realms"), realms.element, create);
+  page.append(h("h1", {}, "Realms"), realms.element, go, create);
   await realms.ready;
 }
 
