@@ -2,7 +2,7 @@
 # Builds the libFuzzer harnesses (fuzz/Harnesses/*FuzzTarget.swift) with swiftc.
 #
 # SwiftPM cannot build a libFuzzer binary without a Package.swift target, so the modules a
-# harness needs (JOSE, HTTPServer) are compiled here straight from Sources/ as static
+# harness needs (JOSE, HTTPServer, Storage, HeraldApple) are compiled here straight from Sources/ as static
 # libraries instrumented with -sanitize=fuzzer,address; each harness is then linked against
 # them with libFuzzer's main. The fuzzer runtime (libclang_rt.fuzzer) ships with the Swift
 # toolchain, so no Debian package is needed.
@@ -17,14 +17,19 @@ SWIFTC="${SWIFTC:-$(command -v swiftc || echo /opt/swift/usr/bin/swiftc)}"
 FLAGS=(-parse-as-library -O -wmo -swift-version 6 -sanitize=fuzzer,address -g -use-ld=lld)
 mkdir -p "$OUT"
 
-ALL_HARNESSES=(json jws jwks query request-body)
+ALL_HARNESSES=(json jws jwks query request-body claims)
 
-# build_module NAME SOURCE_DIR [-I dir …]: a static library + .swiftmodule, rebuilt when a source changed.
+# build_module NAME SOURCE_DIR [-I dir …]: a static library + .swiftmodule, rebuilt when a source
+# changed or when a module named in MODULE_DEPENDS was rebuilt after it (its interface may have
+# changed). MODULE_EXCLUDE (a find -path pattern) leaves part of a module out of the fuzz build.
 build_module() {
     local name="$1" dir="$2"; shift 2
-    local lib="$OUT/lib$name.a" sources
-    mapfile -t sources < <(find "$ROOT/$dir" -name '*.swift' | sort)
-    if [[ -f "$lib" ]] && [[ -z "$(find "$ROOT/$dir" "$0" -newer "$lib" -name '*.swift' -o -newer "$lib" -name build.sh | head -1)" ]]; then
+    local lib="$OUT/lib$name.a" sources stale=""
+    mapfile -t sources < <(find "$ROOT/$dir" -name '*.swift' ${MODULE_EXCLUDE:+-not -path "$MODULE_EXCLUDE"} | sort)
+    for dependency in ${MODULE_DEPENDS:-}; do
+        [[ "$OUT/lib$dependency.a" -nt "$lib" ]] && stale=yes
+    done
+    if [[ -f "$lib" && -z "$stale" ]] && [[ -z "$(find "$ROOT/$dir" "$0" -newer "$lib" -name '*.swift' -o -newer "$lib" -name build.sh | head -1)" ]]; then
         return
     fi
     echo "fuzz: compiling module $name (${#sources[@]} files)"
@@ -61,6 +66,15 @@ for harness in "${harnesses[@]}"; do
             link_harness request-body RequestBodyFuzzTarget.swift \
                 "$ROOT/Sources/HeraldServer/JSON/JSONRequestBody.swift" \
                 "$ROOT/Sources/HeraldServer/Errors/APIError.swift" -lJOSE -lHTTPServer ;;
+        claims)
+            # HeraldApple without NativeLogin/ (the only part that needs Realms, TokenIssuer and
+            # Grants); it still needs Storage for the replay store's types. -enable-testing lets
+            # the harness read the bounds it checks accepted claims against.
+            sql=(-I "$ROOT/Sources/CSQLite" -I "$ROOT/Sources/CPostgres" -Xcc -I/usr/include/postgresql)
+            build_module Storage Sources/Storage "${sql[@]}"
+            MODULE_EXCLUDE='*/NativeLogin/*' MODULE_DEPENDS='JOSE Storage' build_module HeraldApple Sources/HeraldApple -enable-testing \
+                -I "$ROOT/Sources/COpenSSL" "${sql[@]}"
+            link_harness claims ClaimsFuzzTarget.swift "${sql[@]}" -lJOSE -lStorage -lHeraldApple ;;
         *) echo "fuzz: unknown harness $harness (known: ${ALL_HARNESSES[*]})" >&2; exit 2 ;;
     esac
 done

@@ -14,7 +14,7 @@ OUT="${FUZZ_BUILD_DIR:-$ROOT/.build/fuzz}"
 SECONDS_EACH="${FUZZ_SECONDS:-60}"
 NICE="${FUZZ_NICE:-15}"
 harnesses=("$@")
-[[ ${#harnesses[@]} -gt 0 ]] || harnesses=(json jws jwks query request-body)
+[[ ${#harnesses[@]} -gt 0 ]] || harnesses=(json jws jwks query request-body claims)
 
 FUZZ_BUILD_DIR="$OUT" "$ROOT/fuzz/build.sh" "${harnesses[@]}" >/dev/null || { echo "fuzz: build failed" >&2; exit 1; }
 mkdir -p "$OUT/artifacts"

@@ -111,6 +111,8 @@ struct HostileRouteSetup: Sendable {
         var isOAuthProtocol: Bool {
             ["/authorize", "/token", "/revoke", "/introspect", "/userinfo"].contains { template.hasSuffix($0) }
         }
+        /// The Apple web callback answers browsers with a result page, errors included.
+        var answersWithResultPage: Bool { template.hasSuffix("/apple/callback") }
     }
 
     static func with(_ body: (HostileRouteSetup) async throws -> Void) async throws {
@@ -300,9 +302,22 @@ struct HostileRouteSetup: Sendable {
                               "insufficient_scope", "unsupported_response_type", "access_denied"]
             return known.contains(error) ? [] : ["unknown OAuth error \(error)"]
         }
+        if target.answersWithResultPage, Self.resultPageError(response) != nil { return [] }
         // The HTTP library answers some malformed requests itself, before Herald sees them.
         if hostile.libraryMayRefuse && (400..<500).contains(response.status) { return [] }
         return ["\(response.status) without an error body: \(response.text.prefix(120))"]
+    }
+
+    /// The Apple web callback answers with a result page for the app: its error is the
+    /// `herald-login-result` JSON with `status: error`, a `code` and a `message`.
+    static func resultPageError(_ response: TestHTTPClient.Response) -> String? {
+        let html = response.text
+        guard response.header("Content-Type")?.hasPrefix("text/html") == true,
+              let start = html.range(of: #"<script type="application/json" id="herald-login-result">"#),
+              let end = html.range(of: "</script>", range: start.upperBound..<html.endIndex),
+              let result = (try? JSONValue.parse(Array(html[start.upperBound..<end.lowerBound].utf8)))?.objectValue,
+              result["status"] == "error", result["message"]?.stringValue != nil else { return nil }
+        return result["code"]?.stringValue
     }
 
     /// Every path parameter of every route replaced, one at a time, by each trick.
@@ -327,7 +342,8 @@ struct HostileRouteSetup: Sendable {
                     case .response(let response):
                         if !(400..<500).contains(response.status) {
                             failures.append("\(label) \(response.status) \(response.text.prefix(120))")
-                        } else if response.json["code"]?.stringValue == nil && response.json["error"]?.stringValue == nil {
+                        } else if response.json["code"]?.stringValue == nil && response.json["error"]?.stringValue == nil
+                                    && !(target.answersWithResultPage && Self.resultPageError(response) != nil) {
                             failures.append("\(label) \(response.status) without an error body")
                         }
                     }

@@ -136,6 +136,27 @@ struct NativeLoginErrorTests {
         }
     }
 
+    /// Issue #20 item 5: signed tokens past Apple's bounds are 401 with the bound's reason.
+    @Test("a token over an hour old, living over a day, or with a sub over 255 bytes → 401 expired / malformed")
+    func appleTokenBounds() async throws {
+        try await NativeLoginFixture.with(backend: .sqlite) { fixture in
+            let issued = Date().timeIntervalSince1970.rounded(.down)
+            let rows: [(String, String, (inout AppleTokenSpec) -> Void)] = [
+                ("iat 2 h ago", "expired", { $0.claims["iat"] = .number(issued - 7_200); $0.claims["exp"] = .number(issued + 600) }),
+                // iat set too: the minter's own iat is read later, and may be a second on.
+                ("exp 1 day + 1 s after iat", "malformed", { $0.claims["iat"] = .number(issued); $0.claims["exp"] = .number(issued + 86_401) }),
+                ("sub of 256 bytes", "malformed", { $0.claims["sub"] = .string(String(repeating: "s", count: 256)) }),
+            ]
+            for (label, reason, customize) in rows {
+                let nonce = fixture.freshNonce()
+                let response = try await fixture.login(token: fixture.token(nonce: nonce, customize), nonce: nonce)
+                #expect(response.status == 401, "\(label)")
+                #expect(response.code == "invalid_apple_token", "\(label)")
+                #expect(response.json["details"]?["reason"]?.stringValue == reason, "\(label)")
+            }
+        }
+    }
+
     @Test("Apple's JWKS unreachable → 503 apple_unavailable with Retry-After, never 401", arguments: Backend.allCases)
     func appleUnavailable(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in

@@ -44,6 +44,23 @@ struct ChildProcessTests {
         #expect(FileManager.default.fileExists(atPath: folder.file("made-here")), "ran in the working directory")
     }
 
+    @Test func childInheritsNoDescriptorAboveStandardError() async throws {
+        // Not close-on-exec, as ThreadSanitizer's symbolizer pipes are not. The shell lists its
+        // own descriptors with a glob, which holds none open while it prints.
+        let leaky = open("/dev/null", O_RDONLY)
+        #expect(leaky > 2)
+        defer { _ = close(leaky) }
+        let listed = try await onThread { () throws -> String in
+            let child = try ChildProcess(executable: "/bin/sh", arguments: ["-c", #"for f in /proc/$$/fd/*; do echo "${f##*/}"; done"#], standardOutput: .pipe)
+            let output = child.standardOutput?.readDataToEndOfFile() ?? Data()
+            #expect(try child.waitForExit().succeeded)
+            return String(decoding: output, as: UTF8.self)
+        }
+        let descriptors = Set(listed.split(separator: "\n").compactMap { Int32($0) })
+        #expect(!descriptors.contains(leaky), "the child inherited descriptor \(leaky): \(descriptors.sorted())")
+        #expect(descriptors.isSuperset(of: [0, 1, 2]))
+    }
+
     @Test func outputGoesToFileOrNowhere() async throws {
         let folder = try TemporaryDirectory()
         try await onThread {

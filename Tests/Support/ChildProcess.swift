@@ -13,7 +13,8 @@ import Glibc
 ///
 /// Every descriptor the parent creates is close-on-exec from birth (pipe2), so a child spawned
 /// concurrently by another test (a PostgreSQL server outlives its `pg_ctl`) never inherits the
-/// write end of a pipe, whose reader would then never see end of file.
+/// write end of a pipe, whose reader would then never see end of file; and the child closes
+/// every descriptor above 2 before exec, so it inherits none the rest of the process opened.
 ///
 /// `waitForExit()` blocks: call it from a thread of its own, not from the cooperative pool.
 public final class ChildProcess: Sendable {
@@ -119,6 +120,11 @@ public final class ChildProcess: Sendable {
         if let workingDirectory {
             _ = GNUExtensions.addChdir(&actions, workingDirectory)
         }
+        // Last: the child keeps only 0-2. Descriptors this class creates are close-on-exec, but
+        // others in the test process are not (ThreadSanitizer's pipes to llvm-symbolizer, for
+        // one): a PostgreSQL watchdog that inherited them outlived the test process and held
+        // the symbolizer's input open, and the TSan run of #19 stalled until it was killed.
+        _ = GNUExtensions.addCloseFrom(&actions, 3)
 
         // Default signal handlers and an empty mask: the spawning thread may be a Dispatch
         // worker that blocks signals, and a child that inherited a blocked SIGTERM would
@@ -194,16 +200,20 @@ public struct ChildProcessError: Error, Sendable, CustomStringConvertible {
 private enum GNUExtensions {
     typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>?, Int32) -> Int32
     typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, UnsafePointer<CChar>?) -> Int32
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
 
     /// pipe(2) with flags, so close-on-exec is set atomically: a separate fcntl would leave a
     /// window in which another thread's posix_spawn hands the descriptors on.
     static let pipe2: Pipe2 = function("pipe2")
     /// posix_spawn_file_actions_addchdir_np: the child's working directory, set before exec.
     static let addChdir: AddChdir = function("posix_spawn_file_actions_addchdir_np")
+    /// posix_spawn_file_actions_addclosefrom_np (glibc 2.34): closes every descriptor from a
+    /// number up in the child. Swift's Glibc module does not import it.
+    static let addCloseFrom: AddCloseFrom = function("posix_spawn_file_actions_addclosefrom_np")
 
     private static func function<F>(_ name: String) -> F {
         guard let symbol = dlsym(dlopen(nil, RTLD_NOW), name) else {
-            fatalError("\(name) not found in the C library (glibc 2.29 or later needed)")
+            fatalError("\(name) not found in the C library (glibc 2.34 or later needed)")
         }
         return unsafeBitCast(symbol, to: F.self)
     }

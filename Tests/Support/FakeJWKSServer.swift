@@ -146,12 +146,17 @@ public final class FakeJWKSServer: Sendable {
     private func handle(_ connection: Int32) {
         defer { close(connection) }
         guard readRequestHead(connection) else { return }
-        let (behaviour, document, ready) = state.withLock { state -> (Behaviour, [UInt8], [CheckedContinuation<Void, Never>]) in
+        // The release generation is read with the count: a test that saw this request counted
+        // may release at once, before this thread reaches waitForRelease. Read there, the
+        // generation would already be the released one, and the connection would wait for a
+        // release that never comes (the client then timed out: seen under the sanitizers).
+        let (behaviour, document, ready, generation) = state.withLock {
+            state -> (Behaviour, [UInt8], [CheckedContinuation<Void, Never>], Int) in
             state.requestCount += 1
             let count = state.requestCount
             let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
             state.waiters.removeAll { $0.count <= count }
-            return (state.behaviour, state.document, ready)
+            return (state.behaviour, state.document, ready, state.releaseGeneration)
         }
         for continuation in ready { continuation.resume() }
 
@@ -165,9 +170,9 @@ public final class FakeJWKSServer: Sendable {
         case .oversize(let bytes):
             streamOversize(connection, bytes: bytes)
         case .hang:
-            waitForRelease()
+            waitForRelease(after: generation)
         case .holdThenServe(let cacheControl):
-            waitForRelease()
+            waitForRelease(after: generation)
             let current = state.withLock { $0.document }
             respond(connection, status: "200 OK", body: current, cacheControl: cacheControl)
         case .redirect(let location):
@@ -175,12 +180,10 @@ public final class FakeJWKSServer: Sendable {
         }
     }
 
-    private func waitForRelease() {
+    /// Blocks until a release later than `generation` (the one current when the request was counted).
+    private func waitForRelease(after generation: Int) {
         held.lock()
-        let generation = state.withLock { state -> Int in
-            state.heldConnections += 1
-            return state.releaseGeneration
-        }
+        state.withLock { $0.heldConnections += 1 }
         while state.withLock({ $0.releaseGeneration == generation && !$0.stopped }) {
             held.wait()
         }

@@ -1,16 +1,25 @@
 import Foundation
 
-/// `exp` is in the future, allowing `leeway` for clock skew.
+/// `exp` is in the future, and `iat` no older than Apple's tokens get, each allowing `leeway`
+/// for clock skew.
 struct ExpiryCheck {
+    /// The oldest `iat` accepted, before leeway (issue #20): Apple mints the token when the
+    /// user signs in and the app sends it at once, so an hour-old one is a stored or stolen
+    /// token whatever its `exp` says. Rejected as `expired`: it is too old to use.
+    static let maximumAgeSeconds: Double = 3_600
+
     let now: Date
     let leeway: TimeInterval
 
-    func evaluate(expiresAt: Double) -> AppleCheckOutcome {
+    func evaluate(expiresAt: Double, issuedAt: Double) -> AppleCheckOutcome {
         let current = now.timeIntervalSince1970
-        if current < expiresAt + leeway {
-            return .passed(detail: "exp \(LifetimeText.describe(expiresAt)) is \(LifetimeText.seconds(expiresAt - current)) s after now (leeway \(Int(leeway)) s)")
+        guard current < expiresAt + leeway else {
+            return .failed(.expired, detail: "exp \(LifetimeText.describe(expiresAt)) is \(LifetimeText.seconds(current - expiresAt)) s before now (leeway \(LifetimeText.seconds(leeway)) s)")
         }
-        return .failed(.expired, detail: "exp \(LifetimeText.describe(expiresAt)) is \(LifetimeText.seconds(current - expiresAt)) s before now (leeway \(Int(leeway)) s)")
+        if current - issuedAt > Self.maximumAgeSeconds + leeway {
+            return .failed(.expired, detail: "iat \(LifetimeText.describe(issuedAt)) is \(LifetimeText.seconds(current - issuedAt)) s before now, older than the \(LifetimeText.seconds(Self.maximumAgeSeconds)) s accepted (leeway \(LifetimeText.seconds(leeway)) s)")
+        }
+        return .passed(detail: "exp \(LifetimeText.describe(expiresAt)) is \(LifetimeText.seconds(expiresAt - current)) s after now (leeway \(LifetimeText.seconds(leeway)) s)")
     }
 }
 
@@ -22,10 +31,10 @@ struct IssuedAtCheck {
     func evaluate(issuedAt: Double, notBefore: Double?) -> AppleCheckOutcome {
         let current = now.timeIntervalSince1970
         if issuedAt > current + leeway {
-            return .failed(.notYetValid, detail: "iat \(LifetimeText.describe(issuedAt)) is \(LifetimeText.seconds(issuedAt - current)) s after now (leeway \(Int(leeway)) s)")
+            return .failed(.notYetValid, detail: "iat \(LifetimeText.describe(issuedAt)) is \(LifetimeText.seconds(issuedAt - current)) s after now (leeway \(LifetimeText.seconds(leeway)) s)")
         }
         if let notBefore, notBefore > current + leeway {
-            return .failed(.notYetValid, detail: "nbf \(LifetimeText.describe(notBefore)) is \(LifetimeText.seconds(notBefore - current)) s after now (leeway \(Int(leeway)) s)")
+            return .failed(.notYetValid, detail: "nbf \(LifetimeText.describe(notBefore)) is \(LifetimeText.seconds(notBefore - current)) s after now (leeway \(LifetimeText.seconds(leeway)) s)")
         }
         return .passed(detail: "iat \(LifetimeText.describe(issuedAt)) is not in the future")
     }

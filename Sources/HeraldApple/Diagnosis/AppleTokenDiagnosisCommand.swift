@@ -27,7 +27,8 @@ public enum AppleTokenDiagnosisCommand {
           --audience A     an accepted audience (Services ID or Bundle ID); repeat for several
           --jwks FILE|URL  a JWKS file (offline) or URL; default https://appleid.apple.com/auth/keys
           --nonce RAW      the raw nonce the app sent; without it, a token must have no nonce claim
-          --now SECONDS    evaluate at this unix time instead of the current time
+          --now SECONDS    evaluate at this unix time (whole seconds, 0 to 253402300799)
+                           instead of the current time
           -h, --help       this text
 
         Diagnosis treats the nonce as optional (as a realm with nonceRequired=false) and does not
@@ -161,11 +162,14 @@ public enum AppleTokenDiagnosisCommand {
                 options.nonce = value
             default: // --now
                 guard options.now == nil else { throw UsageError(message: "--now given twice") }
-                guard let seconds = Double(value), seconds.isFinite, seconds >= 0,
-                      value.allSatisfy({ $0.isNumber || $0 == "." }) else {
-                    throw UsageError(message: "--now must be unix seconds")
+                // The same span claim times may name, in whole seconds: an evaluation time
+                // past year 9999 (or a fraction) is a typo, not a question worth answering.
+                let latest = Int64(AppleTokenClaimSet.latestNumericDate)
+                guard value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                      let seconds = Int64(value), (0...latest).contains(seconds) else {
+                    throw UsageError(message: "--now must be whole unix seconds from 0 to \(latest)")
                 }
-                options.now = Date(timeIntervalSince1970: seconds)
+                options.now = Date(timeIntervalSince1970: Double(seconds))
             }
         }
         if options.help { return options }

@@ -28,6 +28,11 @@ struct AppleTokenClaimSet: Sendable {
         guard let subject = sub.stringValue, !subject.isEmpty else {
             throw DecodingFailure(detail: "claim sub is not a non-empty string")
         }
+        // Apple's subjects are short ("001234.<32 hex>.0042"); the cap keeps an outsized one
+        // out of the identities table and the replay store.
+        guard subject.utf8.count <= Self.maximumSubjectBytes else {
+            throw DecodingFailure(detail: "claim sub is over \(Self.maximumSubjectBytes) bytes")
+        }
         self.subject = subject
         issuer = try Self.optionalString(object, "iss")
         audiences = try Self.audiences(object["aud"])
@@ -39,6 +44,11 @@ struct AppleTokenClaimSet: Sendable {
             throw DecodingFailure(detail: "claim iat is missing")
         }
         self.issuedAt = issuedAt
+        // Both are bounded, so the difference is exact. Apple never issues a longer lifetime,
+        // and one would keep a stolen token (and its replay record) alive as long as it says.
+        guard expiresAt - issuedAt <= Self.maximumLifetimeSeconds else {
+            throw DecodingFailure(detail: "claim exp is more than \(Int64(Self.maximumLifetimeSeconds)) s after iat")
+        }
         notBefore = try Self.optionalNumber(object, "nbf")
         authTime = try Self.optionalNumber(object, "auth_time")
         nonce = try Self.optionalString(object, "nonce")
@@ -64,6 +74,12 @@ struct AppleTokenClaimSet: Sendable {
         default: throw DecodingFailure(detail: "claim \(name) is not a string")
         }
     }
+
+    /// The longest `sub` accepted, in UTF-8 bytes (issue #20).
+    static let maximumSubjectBytes = 255
+
+    /// The longest `exp - iat` accepted: Apple's identity tokens live at most a day (issue #20).
+    static let maximumLifetimeSeconds: Double = 86_400
 
     /// The latest time a claim may name: 9999-12-31T23:59:59Z. Apple issues whole seconds
     /// near now; bounding here means every later `+`, `-` and `Int64(…)` on a claim time is

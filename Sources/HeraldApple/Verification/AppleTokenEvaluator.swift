@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import Storage
 
 /// Runs the checks of CONTRACT.md in order. Both ``AppleIdentityVerifier`` and
 /// ``AppleTokenDiagnosis`` go through this one function, so diagnosis cannot drift from
@@ -99,7 +100,7 @@ struct AppleTokenEvaluator: Sendable {
         let (audienceOutcome, matchedAudience) = AudienceCheck(accepted: policy.audiences).evaluate(audiences: claimSet.audiences)
         run.record(.audience, audienceOutcome)
         if mode == .verification, run.verdict != nil { return run }
-        run.record(.expiry, ExpiryCheck(now: now, leeway: leeway).evaluate(expiresAt: claimSet.expiresAt))
+        run.record(.expiry, ExpiryCheck(now: now, leeway: leeway).evaluate(expiresAt: claimSet.expiresAt, issuedAt: claimSet.issuedAt))
         if mode == .verification, run.verdict != nil { return run }
         run.record(.issuedAt, IssuedAtCheck(now: now, leeway: leeway).evaluate(issuedAt: claimSet.issuedAt, notBefore: claimSet.notBefore))
         if mode == .verification, run.verdict != nil { return run }
@@ -117,7 +118,7 @@ struct AppleTokenEvaluator: Sendable {
                 let keepUntil = Int64((claimSet.expiresAt + leeway).rounded(.up))
                 do {
                     let first = try await store.claim(realmID: realmID, subject: claimSet.subject, nonce: nonce,
-                                                      expiresAt: keepUntil, now: Int64(now.timeIntervalSince1970.rounded(.down)))
+                                                      expiresAt: keepUntil, now: now.unixSeconds)
                     run.record(.replay, first
                         ? .passed(detail: "first use of this (sub, nonce) in the realm")
                         : .failed(.replayed, detail: "this (sub, nonce) was already accepted and its token has not expired"))
@@ -134,7 +135,7 @@ struct AppleTokenEvaluator: Sendable {
             } else if let nonce = claimSet.nonce {
                 // Not passed yet: the caller must record the claim and refuse the token when it is taken.
                 run.record(.replay, .skipped(detail: "left to the caller's transaction"))
-                let at = Int64(now.timeIntervalSince1970.rounded(.down))
+                let at = now.unixSeconds
                 run.deferredReplay = AppleReplayClaim(
                     store: store, realmID: realmID, subject: claimSet.subject, nonce: nonce,
                     expiresAt: Int64((claimSet.expiresAt + leeway).rounded(.up)), now: at,

@@ -28,7 +28,7 @@ public struct HeraldContext: Sendable {
     let requestLimiter: RequestRateLimiter
 
     /// Current time as unix seconds, the unit stored everywhere.
-    public var unixNow: Int64 { Int64(now().timeIntervalSince1970) }
+    public var unixNow: Int64 { now().unixSeconds }
 
     /// Realm `realmID`'s issuer: `{publicURL}/api/oauth/{realmID}`.
     public func issuer(realmID: String) -> String { "\(configuration.publicURL)/api/oauth/\(realmID)" }

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 import Synchronization
 
 /// Severity of a log line; lines below the configured level are dropped.
@@ -64,7 +65,12 @@ public struct Logger: Sendable {
     /// RFC 3339 UTC with milliseconds, formatted by hand: `String(format:)` costs more than
     /// the rest of a log line.
     static func timestamp(_ date: Date) -> String {
-        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        // Clamped like stored times (years 1-9999): `Int64(_:)` of a NaN or far-off clock
+        // reading traps, and a log line must never be what brings the server down.
+        let range = Date.unixSecondsRange
+        let seconds = date.timeIntervalSince1970.isNaN ? 0
+            : min(max(date.timeIntervalSince1970, Double(range.lowerBound)), Double(range.upperBound))
+        let millis = Int64((seconds * 1000).rounded(.down))
         var time = time_t(millis / 1000)
         var parts = tm()
         gmtime_r(&time, &parts)

@@ -17,16 +17,15 @@ public final class HeraldMetrics: Sendable {
     private struct State {
         var requests: [RequestKey: Int] = [:]
         var latency: [String: Histogram] = [:]
-        var logins: [LoginKey: Int] = [:]
-        var appleNotifications: [NotificationKey: Int] = [:]
-        var appleCalls: [AppleCallKey: Int] = [:]
+        var logins: [Labels: Int] = [:]
+        var appleNotifications: [Labels: Int] = [:]
+        var appleCalls: [Labels: Int] = [:]
     }
 
     /// Raw label values; escaping happens once, at render time, not per request.
     private struct RequestKey: Hashable { let route: String; let status: Int }
-    private struct LoginKey: Hashable { let provider: String; let outcome: String; let reason: String }
-    private struct NotificationKey: Hashable { let type: String; let outcome: String }
-    private struct AppleCallKey: Hashable { let operation: String; let outcome: String }
+    /// A counter's label values, in the order of its label names.
+    private struct Labels: Hashable { let values: [String] }
 
     private let state = Mutex(State())
     /// Extra sources rendered after Herald's own (e.g. the Apple JWKS client's counters).
@@ -53,7 +52,7 @@ public final class HeraldMetrics: Sendable {
     /// Counts one login attempt by provider, outcome (`success`, `rejected`, `error`) and reason.
     public func recordLogin(provider: String, outcome: String, reason: String) {
         state.withLock { state in
-            state.logins[LoginKey(provider: provider, outcome: outcome, reason: reason), default: 0] += 1
+            state.logins[Labels(values: [provider, outcome, reason]), default: 0] += 1
         }
     }
 
@@ -61,7 +60,7 @@ public final class HeraldMetrics: Sendable {
     /// refused) and outcome (`applied`, `ignored`, `duplicate`, `rejected_<reason>`, `apple_unavailable`).
     public func recordAppleNotification(type: String, outcome: String) {
         state.withLock { state in
-            state.appleNotifications[NotificationKey(type: type, outcome: outcome), default: 0] += 1
+            state.appleNotifications[Labels(values: [type, outcome]), default: 0] += 1
         }
     }
 
@@ -69,7 +68,7 @@ public final class HeraldMetrics: Sendable {
     /// `outcome` `success` or an `AppleAPIFailure` label.
     public func recordAppleCall(operation: String, outcome: String) {
         state.withLock { state in
-            state.appleCalls[AppleCallKey(operation: operation, outcome: outcome), default: 0] += 1
+            state.appleCalls[Labels(values: [operation, outcome]), default: 0] += 1
         }
     }
 
@@ -98,33 +97,26 @@ public final class HeraldMetrics: Sendable {
                 text += "herald_http_request_duration_seconds_sum{\(label)} \(histogram.sum)\n"
                 text += "herald_http_request_duration_seconds_count{\(label)} \(histogram.count)\n"
             }
-            text += "# HELP herald_logins_total Login attempts by provider, outcome and reason.\n"
-            text += "# TYPE herald_logins_total counter\n"
-            let logins = state.logins.map { key, count in
-                ("provider=\"\(HeraldMetrics.escape(key.provider))\",outcome=\"\(HeraldMetrics.escape(key.outcome))\","
-                    + "reason=\"\(HeraldMetrics.escape(key.reason))\"", count)
-            }
-            for (labels, count) in logins.sorted(by: { $0.0 < $1.0 }) {
-                text += "herald_logins_total{\(labels)} \(count)\n"
-            }
-            text += "# HELP herald_apple_notifications_total Apple server-to-server notifications by type and outcome.\n"
-            text += "# TYPE herald_apple_notifications_total counter\n"
-            let notifications = state.appleNotifications.map { key, count in
-                ("type=\"\(HeraldMetrics.escape(key.type))\",outcome=\"\(HeraldMetrics.escape(key.outcome))\"", count)
-            }
-            for (labels, count) in notifications.sorted(by: { $0.0 < $1.0 }) {
-                text += "herald_apple_notifications_total{\(labels)} \(count)\n"
-            }
-            text += "# HELP herald_apple_calls_total Calls to Apple's token and revoke endpoints by operation and outcome.\n"
-            text += "# TYPE herald_apple_calls_total counter\n"
-            let calls = state.appleCalls.map { key, count in
-                ("operation=\"\(HeraldMetrics.escape(key.operation))\",outcome=\"\(HeraldMetrics.escape(key.outcome))\"", count)
-            }
-            for (labels, count) in calls.sorted(by: { $0.0 < $1.0 }) {
-                text += "herald_apple_calls_total{\(labels)} \(count)\n"
-            }
+            text += Self.counter("herald_logins_total", help: "Login attempts by provider, outcome and reason.",
+                                 labels: ["provider", "outcome", "reason"], state.logins)
+            text += Self.counter("herald_apple_notifications_total",
+                                 help: "Apple server-to-server notifications by type and outcome.",
+                                 labels: ["type", "outcome"], state.appleNotifications)
+            text += Self.counter("herald_apple_calls_total",
+                                 help: "Calls to Apple's token and revoke endpoints by operation and outcome.",
+                                 labels: ["operation", "outcome"], state.appleCalls)
         }
         for collector in collectors { text += collector() }
+        return text
+    }
+
+    /// One counter family in the text format, its series sorted by their label text.
+    private static func counter(_ name: String, help: String, labels names: [String], _ series: [Labels: Int]) -> String {
+        var text = "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
+        let rendered = series.map { labels, count in
+            (zip(names, labels.values).map { "\($0)=\"\(escape($1))\"" }.joined(separator: ","), count)
+        }
+        for (labels, count) in rendered.sorted(by: { $0.0 < $1.0 }) { text += "\(name){\(labels)} \(count)\n" }
         return text
     }
 

@@ -106,7 +106,7 @@ public final class PostgresDatabase: Database {
             try plan.checkNoUnknownVersions(in: executor)
         }
         for step in plan.steps {
-            let appliedAt = Int64(now().timeIntervalSince1970)
+            let appliedAt = now().unixSeconds
             _ = try await write(.readCommitted) { executor in
                 _ = try executor.query("SELECT pg_advisory_xact_lock(?)", [.integer(lockKey)])
                 return try MigrationPlan.apply(step, on: executor, appliedAt: appliedAt)

@@ -95,7 +95,7 @@ public final class SQLiteDatabase: Database {
             try plan.checkNoUnknownVersions(in: executor)
         }
         for step in plan.steps {
-            let appliedAt = Int64(now().timeIntervalSince1970)
+            let appliedAt = now().unixSeconds
             _ = try await write { executor in
                 try MigrationPlan.apply(step, on: executor, appliedAt: appliedAt)
             }
