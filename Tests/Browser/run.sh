@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Browser stage: Debian's chromium + chromedriver (installed here when missing) driven by
-# Selenium (PyPI, pinned in requirements.txt) through the Apple web flow of the real binary,
+# Selenium (PyPI, pinned in requirements.txt) through the Apple web flow of the real binary
+# and through the admin console (test_console.py),
 # against a fake Apple on loopback (fakeapple_web.py).
 #
 # Usage: Tests/Browser/run.sh PATH_TO_HERALD_BINARY

@@ -84,6 +84,15 @@ struct RouterTests {
         #expect(Self.matched(router.resolve(method: "GET", path: path)) == nil)
     }
 
+    @Test func trailingSlashTemplateMatchesOnlyThePathWithTheSlash() {
+        let router = Self.router([("GET", "/console"), ("GET", "/console/"), ("GET", "/console/:file")])
+        #expect(Self.matched(router.resolve(method: "GET", path: "/console/"))?.template == "/console/")
+        #expect(Self.matched(router.resolve(method: "GET", path: "/console"))?.template == "/console")
+        #expect(Self.matched(router.resolve(method: "GET", path: "/console/app.js"))?.parameters == ["file": "app.js"])
+        #expect(Self.matched(router.resolve(method: "GET", path: "/console//")) == nil)
+        #expect(Self.matched(router.resolve(method: "GET", path: "/console/app.js/")) == nil)
+    }
+
     @Test(arguments: ["/users/%zz", "/users/%4", "/users/%", "/users/a%00b", "/users/%FF", "users/x", ""])
     func unreadablePathIsNotFound(path: String) {
         let router = Self.router([("GET", "/users/:id")])

@@ -36,6 +36,7 @@ struct AdminListenerTests {
             let metrics = try await Self.send(adminClient, "GET", "/metrics")
             #expect(metrics.status == 200)
             #expect(metrics.text.contains("herald_"))
+            #expect(try await Self.send(adminClient, "GET", "/console/").status == 200)
             #expect(try await Self.send(adminClient, "GET", "/healthz").status == 200)
             #expect(try await Self.send(adminClient, "GET", "/readyz").status == 200)
             // Public routes are not served there.

@@ -5,7 +5,7 @@
 /// it is split on "/" first and each segment is percent-decoded after, so "%2F" stays inside
 /// its segment and can never create a new one. Dot segments ("." and "..", also encoded as
 /// "%2E") are refused rather than resolved, so they never reach a route parameter. Empty
-/// segments ("//", a trailing "/") are kept, and no template segment matches them.
+/// segments ("//", a trailing "/") are kept; only a template ending in "/" matches the last one.
 enum PathSegments {
     /// The decoded segments of `path` ("/" → []), or nil when it is unreadable: not starting
     /// with "/", a bad escape, a control character, invalid UTF-8, or a dot segment.

@@ -1,5 +1,7 @@
 /// A parsed route template such as "/api/oauth/:realm/token": literal segments match
-/// exactly, `:name` segments match one non-empty segment.
+/// exactly, `:name` segments match one non-empty segment. A template may end in "/"
+/// ("/console/"): its last segment is then the empty literal, which matches only a request
+/// path with that trailing slash, so a directory-like page has exactly one address.
 struct RouteTemplate: Sendable {
     enum Segment: Sendable, Equatable {
         case literal(String)
@@ -15,7 +17,8 @@ struct RouteTemplate: Sendable {
         self.text = text
         let pieces = text == "/" ? [] : text.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
         var names = Set<String>()
-        segments = pieces.map { piece in
+        segments = pieces.enumerated().map { index, piece in
+            if piece.isEmpty && index == pieces.count - 1 { return .literal("") }
             precondition(!piece.isEmpty, "route template has an empty segment: \(text)")
             if piece.hasPrefix(":") {
                 let name = String(piece.dropFirst())

@@ -134,7 +134,7 @@ public final class HeraldApplication: Sendable {
 
     /// Every route group, in registration order.
     static func routeGroups(context: HeraldContext) -> [any RouteGroup] {
-        [OpsRoutes(context: context), OpenAPIRoutes(), PublicKeyRoutes(context: context),
+        [OpsRoutes(context: context), OpenAPIRoutes(), ConsoleRoutes(), PublicKeyRoutes(context: context),
          AdminRoutes(context: context, sessionRevoker: SessionRevoker(now: context.now)),
          NativeLoginRoutes(context: context), AppleNotificationRoutes(context: context),
          AppleWebRoutes(context: context), SessionRoutes(context: context), OAuthRoutes(context: context)]

@@ -68,6 +68,8 @@ tags:
     description: OAuth 2.0 / OpenID Connect endpoints for third-party backends (code + PKCE).
   - name: Operations
     description: Health, readiness, metrics and this document.
+  - name: Console
+    description: The admin web console (static files; every action goes through the admin API).
 paths:
   /healthz:
     get:
@@ -156,6 +158,141 @@ paths:
             application/yaml:
               schema:
                 type: string
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+  /console:
+    get:
+      tags: [Console]
+      operationId: getConsoleRoot
+      summary: Redirect to the console
+      description: Answers 301 to `/console/`, so the console's relative module URLs resolve under it.
+      responses:
+        "301":
+          description: Moved to `/console/`.
+          headers:
+            Location:
+              schema:
+                type: string
+                enum: [/console/]
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+  /console/:
+    get:
+      tags: [Console]
+      operationId: getConsoleIndex
+      summary: The admin console
+      description: |
+        The console's index.html. The console is plain HTML, CSS and JavaScript modules embedded
+        in the binary (scripts/embed-console.sh from console/); the files are public and hold no
+        data. The operator signs in with an admin token, which the page keeps in
+        `sessionStorage` and sends as `Authorization: Bearer` to `/api/admin/*`. Served with a
+        strict Content-Security-Policy (nothing inline), `X-Frame-Options: DENY` and
+        `Cache-Control: no-cache` with an ETag. With `HERALD_ADMIN_LISTEN` only the admin
+        listener serves it.
+      parameters:
+        - name: If-None-Match
+          in: header
+          required: false
+          schema:
+            type: string
+            maxLength: 512
+      responses:
+        "200":
+          description: index.html.
+          headers:
+            Content-Security-Policy:
+              description: "`default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`"
+              schema:
+                type: string
+            X-Frame-Options:
+              schema:
+                type: string
+                enum: [DENY]
+            ETag:
+              description: A strong validator of the file's bytes; send it back in `If-None-Match`.
+              schema:
+                type: string
+          content:
+            text/html:
+              schema:
+                type: string
+        "304":
+          description: The file is unchanged (`If-None-Match` matched its ETag).
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+  /console/{file}:
+    get:
+      tags: [Console]
+      operationId: getConsoleFile
+      summary: A file of the admin console
+      description: A stylesheet or JavaScript module of the console (the same headers as `/console/`).
+      parameters:
+        - name: file
+          in: path
+          required: true
+          description: A file name in console/ such as `app.js` (no folders).
+          schema:
+            type: string
+            pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"
+            maxLength: 128
+        - name: If-None-Match
+          in: header
+          required: false
+          schema:
+            type: string
+            maxLength: 512
+      responses:
+        "200":
+          description: The file.
+          headers:
+            Content-Security-Policy:
+              description: "`default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`"
+              schema:
+                type: string
+            X-Frame-Options:
+              schema:
+                type: string
+                enum: [DENY]
+            ETag:
+              description: A strong validator of the file's bytes; send it back in `If-None-Match`.
+              schema:
+                type: string
+          content:
+            text/html:
+              schema:
+                type: string
+            text/css:
+              schema:
+                type: string
+            text/javascript:
+              schema:
+                type: string
+        "304":
+          description: The file is unchanged (`If-None-Match` matched its ETag).
+        "404":
+          description: No such console file.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
         "400":
           $ref: "#/components/responses/MalformedRequest"
         "413":
