@@ -185,3 +185,34 @@ def test_sign_out_forgets_the_token(console):
     console.open(f"/realms/{REALM}")
     console.find("#sign-in")
     assert csp_violations(console.driver) == []
+
+
+def _signed_in_with(console, herald, name, body):
+    """A fresh admin token made through the API (the console has no token page), signed in."""
+    created = herald.admin("POST", "/tokens", {"name": name, **body})
+    assert created.status_code == 201, created.text
+    console.driver.execute_script("sessionStorage.clear()")
+    console.sign_in(created.json()["token"])
+
+
+def test_a_viewer_token_sees_but_cannot_change(console, herald):
+    before = herald.admin("GET", f"/realms/{REALM}").json()
+    _signed_in_with(console, herald, "console-viewer", {"role": "viewer"})
+    console.open(f"/realms/{REALM}")
+    console.type('#realm-settings .field[data-field="displayName"] input', "changed by a viewer")
+    console.submit("#realm-settings", "a viewer tries to change the realm")
+    console.wait(lambda driver: "403" in driver.find_element(By.CSS_SELECTOR, "#realm-settings .form-error").text)
+    assert herald.admin("GET", f"/realms/{REALM}").json() == before
+    denied = herald.admin("GET", f"/audit?action=admin.denied&realm={REALM}").json()["items"]
+    assert any(entry["actor"] == "console-viewer" for entry in denied)
+
+
+def test_a_token_of_one_realm_cannot_see_another(console, herald):
+    other = "console-other"
+    assert herald.admin("POST", "/realms", {"id": other}).status_code == 201
+    _signed_in_with(console, herald, "console-one-realm", {"realms": [REALM]})
+    table = console.text("#realm-table")
+    assert REALM in table and other not in table
+    console.open(f"/realms/{other}")
+    console.wait(lambda driver: "404" in driver.find_element(By.TAG_NAME, "main").text)
+    assert csp_violations(console.driver) == []
