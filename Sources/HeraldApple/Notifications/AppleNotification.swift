@@ -39,9 +39,6 @@ public struct AppleNotification: Sendable, Equatable {
 
     /// The notification's `jti`: the key of idempotent processing.
     public let id: String
-    /// The notification's `aud` that the realm accepts.
-    public let audience: String
-    public let issuedAt: Int64
     public let type: EventType
     /// Apple's `sub` of the user the event is about.
     public let subject: String

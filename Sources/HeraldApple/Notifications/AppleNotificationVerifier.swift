@@ -59,7 +59,7 @@ public struct AppleNotificationVerifier: Sendable {
         case .array(let many)?: many.compactMap(\.stringValue)
         default: []
         }
-        guard let audience = AudienceCheck(accepted: audiences).evaluate(audiences: audienceClaim).1 else {
+        guard AudienceCheck(accepted: audiences).evaluate(audiences: audienceClaim).1 != nil else {
             return .rejected(.token(.audience))
         }
         // Whole seconds in the NumericDate range, like identity tokens' times.
@@ -75,8 +75,7 @@ public struct AppleNotificationVerifier: Sendable {
               typeName.utf8.count <= 64, let subject = event["sub"]?.stringValue, Self.isIdentifier(subject) else {
             return .rejected(.missingEvent)
         }
-        return .verified(AppleNotification(id: id, audience: audience, issuedAt: issuedAt,
-                                           type: AppleNotification.EventType(typeName), subject: subject))
+        return .verified(AppleNotification(id: id, type: AppleNotification.EventType(typeName), subject: subject))
     }
 
     /// `events` as Apple sends it (a JSON string holding an object), as an object, or — for
