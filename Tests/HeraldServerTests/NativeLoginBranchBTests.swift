@@ -42,7 +42,8 @@ struct NativeLoginBranchBTests {
           arguments: Backend.allCases)
     func refusedState(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend,
-                                          realmFields: ["rateLimit": ["failuresPerWindow": 2, "windowSeconds": 300]]) { fixture in
+                                          realmFields: ["rateLimit": ["failuresPerWindow": 2, "windowSeconds": 300]],
+                                          clock: NativeLoginFixture.clockInsideOneWindow()) { fixture in
             let returning = try await fixture.loginOK(subject: "sub.returning")["userId"]?.stringValue
             let login = Self.login(fixture) { _, _ in throw NativeLoginError(.invalidDownstreamState) }
             // A new user's account is rolled back with the refusal, so none is reported; a

@@ -173,7 +173,8 @@ struct NativeLoginErrorTests {
           arguments: Backend.allCases)
     func failedAttemptsAreLimited(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend,
-                                          realmFields: ["rateLimit": ["failuresPerWindow": 3, "windowSeconds": 300]]) { fixture in
+                                          realmFields: ["rateLimit": ["failuresPerWindow": 3, "windowSeconds": 300]],
+                                          clock: NativeLoginFixture.clockInsideOneWindow()) { fixture in
             for _ in 0..<3 {
                 let nonce = fixture.freshNonce()
                 let bad = try await fixture.login(token: fixture.token(nonce: nonce) { $0.claims["aud"] = "com.other.app" }, nonce: nonce)
@@ -190,7 +191,8 @@ struct NativeLoginErrorTests {
     @Test("503s do not count as failed attempts", arguments: Backend.allCases)
     func outagesDoNotCount(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend,
-                                          realmFields: ["rateLimit": ["failuresPerWindow": 1, "windowSeconds": 300]]) { fixture in
+                                          realmFields: ["rateLimit": ["failuresPerWindow": 1, "windowSeconds": 300]],
+                                          clock: NativeLoginFixture.clockInsideOneWindow()) { fixture in
             fixture.apple.setBehaviour(.status(500))
             let nonce = fixture.freshNonce()
             let token = fixture.token(nonce: nonce)

@@ -59,6 +59,13 @@ final class NativeLoginFixture: Sendable {
         ]))
     }
 
+    /// A clock standing one second into the current `seconds`-long window, so a test of the
+    /// (fixed-window) failure limit never straddles a window boundary of the real clock.
+    static func clockInsideOneWindow(of seconds: Int = 300) -> TestClock {
+        let now = Int(Date().timeIntervalSince1970)
+        return TestClock(Date(timeIntervalSince1970: TimeInterval(now - now % seconds + 1)))
+    }
+
     var minter: AppleTokenMinter { AppleTokenMinter(keys: fakeAppleKeys, now: clock?.now ?? Date()) }
 
     /// A fresh raw nonce (each login must bring its own: (sub, nonce) is single-use).
