@@ -14,8 +14,9 @@ struct TwoNodeFixture {
     var nodes: [NativeLoginFixture] { [a, b] }
 
     /// Runs `body` with two fresh nodes on a fresh database of `postgres` (default: the shared
-    /// test cluster), stops both afterwards and drops the database.
-    static func with<T>(postgres: TestPostgres? = nil, realmFields: [String: JSONValue] = [:],
+    /// test cluster), stops both afterwards and drops the database. `clock`, when given, is
+    /// both nodes' clock.
+    static func with<T>(postgres: TestPostgres? = nil, realmFields: [String: JSONValue] = [:], clock: TestClock? = nil,
                         _ body: (TwoNodeFixture) async throws -> T) async throws -> T {
         let masterKey = MasterKey.generate().encoded
         let apple = try FakeJWKSServer(document: fakeAppleKeys.document)
@@ -27,13 +28,15 @@ struct TwoNodeFixture {
             configuration.masterKey = masterKey
             configuration.appleJWKSURL = apple.url.absoluteString
         }
-        async let first = start(configure)
-        async let second = start(configure)
+        let now: @Sendable () -> Date
+        if let clock { now = clock.closure } else { now = { Date() } }
+        async let first = start(configure, now: now)
+        async let second = start(configure, now: now)
         let started = await [first, second]
         let nodes = started.compactMap { try? $0.get() }
         do {
-            let fixture = TwoNodeFixture(a: NativeLoginFixture(herald: try started[0].get(), apple: apple, clock: nil),
-                                         b: NativeLoginFixture(herald: try started[1].get(), apple: apple, clock: nil))
+            let fixture = TwoNodeFixture(a: NativeLoginFixture(herald: try started[0].get(), apple: apple, clock: clock),
+                                         b: NativeLoginFixture(herald: try started[1].get(), apple: apple, clock: clock))
             try await fixture.a.provision(realmFields: realmFields)
             let result = try await body(fixture)
             for node in nodes { await node.stop() }
@@ -47,8 +50,8 @@ struct TwoNodeFixture {
     }
 
     /// One node's start, as a value: when one of two fails, the other must still be stopped.
-    private static func start(_ configure: @Sendable (inout HeraldConfiguration) -> Void) async
-        -> Result<RunningHerald, any Error> {
-        do { return .success(try await RunningHerald.start(configure: configure)) } catch { return .failure(error) }
+    private static func start(_ configure: @Sendable (inout HeraldConfiguration) -> Void,
+                              now: @escaping @Sendable () -> Date) async -> Result<RunningHerald, any Error> {
+        do { return .success(try await RunningHerald.start(configure: configure, now: now)) } catch { return .failure(error) }
     }
 }

@@ -85,7 +85,8 @@ struct TwoNodeTests {
 
     @Test("failed logins spread over both nodes count against one rate limit")
     func sharedRateLimit() async throws {
-        try await TwoNodeFixture.with(realmFields: ["rateLimit": ["failuresPerWindow": 4, "windowSeconds": 300]]) { nodes in
+        try await TwoNodeFixture.with(realmFields: ["rateLimit": ["failuresPerWindow": 4, "windowSeconds": 300]],
+                                      clock: NativeLoginFixture.clockInsideOneWindow()) { nodes in
             for attempt in 0..<4 {
                 let node = nodes.nodes[attempt % 2]
                 let nonce = node.freshNonce()
