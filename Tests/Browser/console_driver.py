@@ -27,10 +27,12 @@ def free_port():
 
 
 class Herald:
-    """The real binary on a free loopback port, with its own SQLite file and admin token."""
+    """The real binary on a free loopback port, with its own SQLite file and admin token, and
+    its own fake Apple JWKS unless `jwks_url` names one (then `extra` flags may add, e.g.,
+    `--apple-base-url`)."""
 
-    def __init__(self, binary):
-        self.apple = fakeapple.FakeApple("console-kid")
+    def __init__(self, binary, jwks_url=None, extra=()):
+        self.apple = None if jwks_url else fakeapple.FakeApple("console-kid")
         self.folder = tempfile.mkdtemp(prefix="herald-console-")
         self.token = secrets.token_urlsafe(32)
         port = free_port()
@@ -38,7 +40,8 @@ class Herald:
         self.log = open(os.path.join(self.folder, "herald.log"), "wb")
         self.process = subprocess.Popen(
             [binary, "serve", "--host", "127.0.0.1", "--port", str(port), "--public-url", self.base,
-             "--database", f"sqlite:{self.folder}/herald.db", "--apple-jwks-url", self.apple.url],
+             "--database", f"sqlite:{self.folder}/herald.db", "--apple-jwks-url", jwks_url or self.apple.url,
+             *extra],
             env=dict(os.environ, HERALD_ADMIN_TOKEN=self.token, HERALD_LOG_LEVEL="warning"),
             stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
@@ -65,7 +68,8 @@ class Herald:
         self.process.terminate()
         self.process.wait(timeout=15)
         self.log.close()
-        self.apple.stop()
+        if self.apple:
+            self.apple.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

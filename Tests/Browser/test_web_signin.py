@@ -4,32 +4,20 @@ redirect to Apple, the fake Apple's consent page posting form_post back, Herald'
 import base64
 import json
 import os
-import secrets
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
 import urllib.parse
 
 import pytest
 import requests
-from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
+import console_driver
 import fakeapple_web
 
 REALM = "browser"
 SERVICES_ID = "com.example.browser.web"
 RETURN_TO = "https://app.example.com/apple-done"
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -41,52 +29,26 @@ def apple():
 
 @pytest.fixture(scope="module")
 def herald(apple):
-    folder = tempfile.mkdtemp(prefix="herald-browser-")
-    token = secrets.token_urlsafe(32)
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
-    log = open(os.path.join(folder, "herald.log"), "wb")
-    process = subprocess.Popen(
-        [os.environ["HERALD_BIN"], "serve", "--host", "127.0.0.1", "--port", str(port), "--public-url", base,
-         "--database", f"sqlite:{folder}/herald.db", "--apple-jwks-url", apple.jwks_url,
-         "--apple-base-url", apple.base],
-        env=dict(os.environ, HERALD_ADMIN_TOKEN=token, HERALD_LOG_LEVEL="warning"), stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if requests.get(base + "/healthz", timeout=1).status_code == 200:
-                break
-        except requests.ConnectionError:
-            pass
-        assert process.poll() is None and time.monotonic() < deadline, "herald did not start"
-        time.sleep(0.1)  # polling for start-up
+    server = console_driver.Herald(os.environ["HERALD_BIN"], jwks_url=apple.jwks_url,
+                                   extra=("--apple-base-url", apple.base))
 
     def admin(method, path, body):
-        response = requests.request(method, base + path, json=body, timeout=10,
-                                    headers={"Authorization": f"Bearer {token}"})
+        response = server.admin(method, path, body)
         assert response.status_code in (200, 201), f"{path}: {response.status_code} {response.text}"
 
-    admin("POST", "/api/admin/realms", {"id": REALM})
-    admin("PUT", f"/api/admin/realms/{REALM}/providers/apple", {
+    admin("POST", "/realms", {"id": REALM})
+    admin("PUT", f"/realms/{REALM}/providers/apple", {
         "enabled": True, "clientId": SERVICES_ID, "teamId": fakeapple_web.TEAM_ID, "keyId": fakeapple_web.KEY_ID,
-        "privateKey": apple.p8, "returnUrls": [f"{base}/api/oauth/{REALM}/apple/callback"]})
-    admin("POST", f"/api/admin/realms/{REALM}/clients",
+        "privateKey": apple.p8, "returnUrls": [f"{server.base}/api/oauth/{REALM}/apple/callback"]})
+    admin("POST", f"/realms/{REALM}/clients",
           {"clientId": "web-app", "name": "Web app", "firstParty": True, "redirectUris": [RETURN_TO]})
-    yield base
-    process.terminate()
-    process.wait(timeout=15)
-    log.close()
-    shutil.rmtree(folder, ignore_errors=True)
+    yield server.base
+    server.stop()
 
 
 @pytest.fixture(scope="module")
 def browser():
-    options = webdriver.ChromeOptions()
-    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"]:
-        options.add_argument(argument)
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    service = webdriver.ChromeService(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
-    driver = webdriver.Chrome(options=options, service=service)
+    driver = console_driver.chromium()
     yield driver
     driver.quit()
 

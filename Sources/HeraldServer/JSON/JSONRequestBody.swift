@@ -30,7 +30,7 @@ public struct JSONRequestBody: Sendable {
     }
 
     static func isJSON(_ contentType: String) -> Bool {
-        let media = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let media = HTTPRequest.mediaType(of: contentType)
         return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
     }
 

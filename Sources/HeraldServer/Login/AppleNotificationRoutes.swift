@@ -52,8 +52,7 @@ struct AppleNotificationRoutes: RouteGroup {
 
     /// The `payload` field, bounded like an identity token (longer is refused as too large).
     static func payload(_ request: HTTPRequest) throws(APIError) -> String {
-        let media = request.headers["Content-Type"]?.split(separator: ";").first
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let media = request.mediaType
         let limit = AppleIdentityVerifier.maximumTokenBytes
         let missing = APIError.invalidFields(["payload": "required: the signed notification (a compact JWS) of at most \(limit) bytes"])
         if media == "application/json" {

@@ -72,9 +72,7 @@ struct AppleWebRoutes: RouteGroup {
         let realmID = request.parameter("realm")
         let pairs: [(name: String, value: String)]
         if request.method == "POST" {
-            let media = request.headers["Content-Type"]?.split(separator: ";").first
-                .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-            guard media == "application/x-www-form-urlencoded", let decoded = FormEncoding.decodePairs(request.body) else {
+            guard request.mediaType == "application/x-www-form-urlencoded", let decoded = FormEncoding.decodePairs(request.body) else {
                 return page(400, ["status": "error", "code": "bad_request",
                                   "message": "Apple's answer must be a form (response_mode=form_post)"], title: "Sign-in failed")
             }
@@ -120,7 +118,10 @@ struct AppleWebRoutes: RouteGroup {
             if let details = envelope.details { result["details"] = .object(details) }
             return page(envelope.status, result, link: returnTo, title: "Sign-in failed")
         case .loggedIn(let login, let returnTo):
-            context.metrics.recordAppleCall(operation: "token_exchange", outcome: "success")
+            // Only a code is exchanged; a login on the posted ID token alone made no call.
+            if parameters["code"]?.isEmpty == false {
+                context.metrics.recordAppleCall(operation: "token_exchange", outcome: "success")
+            }
             NativeLoginRoutes.record(.success(login), realmID: realmID, clientID: "", request: request, context: context,
                                      started: started)
             switch login {

@@ -10,8 +10,7 @@ struct OAuthRequestBody: Sendable {
     static let maxValueBytes = 8192
 
     init(_ request: HTTPRequest) throws(GrantsError) {
-        let media = request.headers["Content-Type"]?.split(separator: ";").first
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let media = request.mediaType
         var parameters: [String: String] = [:]
         if media == "application/json" {
             guard case .object(let object)? = try? JSONValue.parse(request.body) else {

@@ -81,9 +81,7 @@ struct UserinfoEndpoint: Sendable {
 
     /// RFC 6750 §2.2: the body method applies only to `application/x-www-form-urlencoded`.
     private static func isFormEncoded(_ request: HTTPRequest) -> Bool {
-        let media = request.headers["Content-Type"]?.split(separator: ";").first
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        return media == "application/x-www-form-urlencoded"
+        request.mediaType == "application/x-www-form-urlencoded"
     }
 
     private static func hasBearerScheme(_ header: String) -> Bool {
