@@ -65,10 +65,10 @@ for harness in "${harnesses[@]}"; do
             link_harness query QueryFuzzTarget.swift -lHTTPServer ;;
         request-body)
             build_module HTTPServer Sources/HTTPServer -I "$ROOT/Sources/CMicroHTTPD"
-            # JSONRequestBody lives in HeraldServer, which depends on every module; its two
-            # files (the decoder and APIError) compile into the harness instead.
+            # JSONRequestBody lives in HeraldServer, which depends on every module; its files
+            # (the decoder, its media-type reader and APIError) compile into the harness instead.
             link_harness request-body RequestBodyFuzzTarget.swift \
-                "$ROOT/Sources/HeraldServer/JSON/JSONRequestBody.swift" \
+                "$ROOT/Sources/HeraldServer/JSON/JSONRequestBody.swift" "$ROOT/Sources/HeraldServer/JSON/HTTPRequest+MediaType.swift" \
                 "$ROOT/Sources/HeraldServer/Errors/APIError.swift" -lJOSE -lHTTPServer ;;
         claims)
             # HeraldApple without the parts that need Realms, TokenIssuer and Grants (native login,
