@@ -32,7 +32,7 @@ struct NativeLoginBranchBTests {
             let request = try #require(seen.withLock { $0 })
             #expect(request.realmID == "acme" && request.clientID == "partner" && request.downstreamState == "st-1")
             #expect(request.accountID == accountID)
-            #expect(request.issuer == fixture.herald.application.context.issuer(realmID: "acme"))
+            #expect(request.issuer == fixture.herald.application.context.issuers.issuer(realmID: "acme"))
             #expect(redirect.hasPrefix("https://partner.example/callback?code=ac_x&state=st-1"))
             #expect(isNew)
         }

@@ -15,18 +15,20 @@ public struct AppleNativeLogin: Sendable {
 
     private let database: any Database
     private let verifier: AppleIdentityVerifier
-    private let tokens: TokenService
+    private let sessions: SessionStore
+    private let issuers: RealmIssuers
     private let limiter: LoginAttemptLimiter
     private let downstream: DownstreamCompleter?
     private let now: @Sendable () -> Date
 
     /// `downstream` nil answers every branch-B request `invalidDownstreamState`.
-    public init(database: any Database, verifier: AppleIdentityVerifier, tokens: TokenService,
+    public init(database: any Database, verifier: AppleIdentityVerifier, sessions: SessionStore, issuers: RealmIssuers,
                 limiter: LoginAttemptLimiter, downstream: DownstreamCompleter? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.database = database
         self.verifier = verifier
-        self.tokens = tokens
+        self.sessions = sessions
+        self.issuers = issuers
         self.limiter = limiter
         self.downstream = downstream
         self.now = now
@@ -34,7 +36,7 @@ public struct AppleNativeLogin: Sendable {
 
     /// The same login with branch B wired to `downstream`.
     public func completingDownstream(with downstream: @escaping DownstreamCompleter) -> AppleNativeLogin {
-        AppleNativeLogin(database: database, verifier: verifier, tokens: tokens, limiter: limiter,
+        AppleNativeLogin(database: database, verifier: verifier, sessions: sessions, issuers: issuers, limiter: limiter,
                          downstream: downstream, now: now)
     }
 
@@ -116,7 +118,8 @@ public struct AppleNativeLogin: Sendable {
         var step: NativeLoginStep?
         let replay = verification.replay
         let resolver = AccountResolver(database: database, now: now)
-        let tokens = self.tokens
+        let sessions = self.sessions
+        let issuers = self.issuers
         let downstream = self.downstream
         for attempt in 1...Self.maximumWriteAttempts where step == nil {
             do {
@@ -132,7 +135,7 @@ public struct AppleNativeLogin: Sendable {
                         let step = try db.withSavepoint("native_login") {
                             try Self.resolveAndComplete(db, realm: realm, client: client, identity: identity,
                                                         request: request, authTime: authTime, resolver: resolver,
-                                                        tokens: tokens, downstream: downstream)
+                                                        sessions: sessions, issuers: issuers, downstream: downstream)
                         }
                         // The success event commits with the session or code it records.
                         try Self.recordSuccess(db, step, realmID: realm.id, clientID: client.clientId,
@@ -160,7 +163,7 @@ public struct AppleNativeLogin: Sendable {
             return .downstream(redirectURI: redirectURI, accountID: resolution.account.id, isNewUser: resolution.isNewUser)
         case .session(let resolution, let prepared):
             do {
-                return .session(try tokens.issue(prepared), isNewUser: resolution.isNewUser)
+                return .session(try sessions.issue(prepared), isNewUser: resolution.isNewUser)
             } catch {
                 throw NativeLoginError(.internalFailure, accountID: resolution.account.id)
             }
@@ -194,7 +197,8 @@ public struct AppleNativeLogin: Sendable {
     /// PostgreSQL can retry a serialization failure).
     private static func resolveAndComplete(_ db: any SQLExecutor, realm: Realm, client: ClientApp,
                                            identity: ProviderIdentityClaims, request: NativeLoginRequest,
-                                           authTime: Int64, resolver: AccountResolver, tokens: TokenService,
+                                           authTime: Int64, resolver: AccountResolver, sessions: SessionStore,
+                                           issuers: RealmIssuers,
                                            downstream: DownstreamCompleter?) throws -> NativeLoginStep {
         let resolution: AccountResolution
         do {
@@ -214,7 +218,7 @@ public struct AppleNativeLogin: Sendable {
             guard let downstream else { throw NativeLoginError(.invalidDownstreamState, accountID: accountID) }
             do {
                 let redirectURI = try downstream(db, DownstreamCompletionRequest(
-                    realmID: realm.id, issuer: tokens.issuer(realmID: realm.id), clientID: client.clientId, downstreamState: state,
+                    realmID: realm.id, issuer: issuers.issuer(realmID: realm.id), clientID: client.clientId, downstreamState: state,
                     accountID: resolution.account.id, authTime: authTime))
                 return .downstream(resolution, redirectURI: redirectURI)
             } catch let error as StorageError {
@@ -226,7 +230,7 @@ public struct AppleNativeLogin: Sendable {
             }
         }
         do {
-            let prepared = try tokens.startSession(in: db, SessionRequest(
+            let prepared = try sessions.startSession(in: db, SessionRequest(
                 realmID: realm.id, clientID: client.clientId, clientInstanceID: client.instanceID,
                 accountID: resolution.account.id, scope: client.allowedScopes,
                 clientIP: request.clientIP, authTime: authTime,

@@ -26,12 +26,14 @@ public final class HeraldApplication: Sendable {
         let database = try await openDatabase(configuration: configuration)
         do {
             let masterKey = try MasterKeyLoader.load(configuration: configuration)
-            let tokens = TokenService(database: database, masterKey: masterKey, publicURL: configuration.publicURL,
-                                      now: now)
+            let issuers = RealmIssuers(publicURL: configuration.publicURL)
+            // One signer: it caches decrypted keys, and the verifier trusts the keys it signs with.
+            let signer = TokenSigner(masterKey: masterKey, issuers: issuers)
+            let sessions = SessionStore(database: database, signer: signer, now: now)
             let jwksURL = URL(string: configuration.appleJWKSURL) ?? AppleJWKSClientConfiguration.defaultURL
             let jwks = AppleJWKSCache(configuration: AppleJWKSClientConfiguration(url: jwksURL), now: now)
             let verifier = AppleIdentityVerifier(jwks: jwks, replayStore: AppleReplayStore(database: database), now: now)
-            let nativeLogin = AppleNativeLogin(database: database, verifier: verifier, tokens: tokens,
+            let nativeLogin = AppleNativeLogin(database: database, verifier: verifier, sessions: sessions, issuers: issuers,
                                                limiter: LoginAttemptLimiter(database: database, now: now), now: now)
                 .completingDownstream(with: DownstreamCompletion.completer(database: database, now: now))
             let apple = AppleAPIClient(baseURL: URL(string: configuration.appleBaseURL) ?? AppleAPIClient.defaultBaseURL)
@@ -45,7 +47,9 @@ public final class HeraldApplication: Sendable {
                                         logger: logger, now: now,
                                         clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
                                         metrics: HeraldMetrics(collectors: [{ jwks.metrics.prometheusText }]),
-                                        tokens: tokens, nativeLogin: nativeLogin, appleNotifications: appleNotifications,
+                                        sessions: sessions,
+                                        accessTokens: AccessTokenVerifier(database: database, signer: signer, now: now),
+                                        issuers: issuers, nativeLogin: nativeLogin, appleNotifications: appleNotifications,
                                         appleTokens: appleTokens, appleWeb: appleWeb,
                                         requestLimiter: RequestRateLimiter(database: database,
                                                                            limits: configuration.requestLimits, now: now))

@@ -14,8 +14,12 @@ public struct HeraldContext: Sendable {
     public let now: @Sendable () -> Date
     public let clientAddresses: ClientAddressResolver
     public let metrics: HeraldMetrics
-    /// Sessions and tokens (one instance: it caches decrypted signing keys).
-    public let tokens: TokenService
+    /// Sessions: start, refresh, revoke, look up.
+    public let sessions: SessionStore
+    /// Access tokens presented to Herald (shares the session store's signer and its key cache).
+    public let accessTokens: AccessTokenVerifier
+    /// Every realm's issuer (`iss`, discovery, RFC 9207 authorization responses).
+    public let issuers: RealmIssuers
     /// Apple native login (one instance: its JWKS cache is shared by every request).
     public let nativeLogin: AppleNativeLogin
     /// Apple's server-to-server notifications (verified with native login's JWKS cache).
@@ -29,9 +33,6 @@ public struct HeraldContext: Sendable {
 
     /// Current time as unix seconds, the unit stored everywhere.
     public var unixNow: Int64 { now().unixSeconds }
-
-    /// Realm `realmID`'s issuer: `{publicURL}/api/oauth/{realmID}`.
-    public func issuer(realmID: String) -> String { "\(configuration.publicURL)/api/oauth/\(realmID)" }
 }
 
 /// A set of routes registered together (ops, admin, public OAuth, session API).

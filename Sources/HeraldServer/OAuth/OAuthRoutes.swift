@@ -31,8 +31,7 @@ struct OAuthRoutes: RouteGroup {
                 try await userinfo.handle(request)
             })
         }
-        let inspection = TokenInspection(context: context, realms: realms, authenticator: authenticator,
-                                         refreshTokens: RefreshTokenLookup(database: context.database, now: context.now))
+        let inspection = TokenInspection(context: context, realms: realms, authenticator: authenticator)
         router.add("POST", "/api/oauth/:realm/revoke", endpoint.handler { request in
             try await inspection.revoke(request)
         })
@@ -45,7 +44,7 @@ struct OAuthRoutes: RouteGroup {
                 throw APIError.notFound("Realm")
             }
             let algorithms = try await keyRing.publishedKeys(realmID: realm.id).compactMap(\.alg)
-            var response = HTTPResponse.json(DiscoveryDocument.document(issuer: context.issuer(realmID: realm.id), realm: realm,
+            var response = HTTPResponse.json(DiscoveryDocument.document(issuer: context.issuers.issuer(realmID: realm.id), realm: realm,
                                                                         publishedAlgorithms: algorithms))
             response.headers.set("Cache-Control", "public, max-age=300")
             return response

@@ -94,7 +94,7 @@ struct TokenEndpoint: Sendable {
         case .rejected(let error):
             throw error
         case .replayed(let sessionID):
-            if let sessionID { try await context.tokens.revokeSession(realmID: realm.id, sessionID: sessionID) }
+            if let sessionID { try await context.sessions.revokeSession(realmID: realm.id, sessionID: sessionID) }
             // Recorded after the revocation it reports (which committed on its own); a failure
             // to record must not turn the client's invalid_grant into a 500.
             try? await SecurityEventLog(database: context.database).record(NewSecurityEvent(
@@ -108,7 +108,7 @@ struct TokenEndpoint: Sendable {
         // The client's scopes may have been narrowed since /authorize: grant what it still allows.
         let scope = grant.scope.filter(client.allowedScopes.contains)
         do {
-            issued = try await context.tokens.startSession(SessionRequest(
+            issued = try await context.sessions.startSession(SessionRequest(
                 realmID: realm.id, clientID: client.clientId, clientInstanceID: client.instanceID,
                 accountID: grant.accountID, scope: scope,
                 clientIP: clientIP, authTime: grant.authTime, nonce: grant.nonce,
@@ -120,7 +120,7 @@ struct TokenEndpoint: Sendable {
         }
         // A replay that raced the first redemption is seen here: revoke what was just issued.
         guard try await codes.recordSession(issued.sessionID, for: grant) else {
-            try await context.tokens.revokeSession(realmID: realm.id, sessionID: issued.sessionID)
+            try await context.sessions.revokeSession(realmID: realm.id, sessionID: issued.sessionID)
             throw GrantsError(.invalidGrant, "authorization code was already used")
         }
         return issued
@@ -135,7 +135,7 @@ struct TokenEndpoint: Sendable {
             scope = parsed
         }
         do {
-            return try await context.tokens.refresh(realmID: realm.id, presenter: .authenticatedClient(client),
+            return try await context.sessions.refresh(realmID: realm.id, presenter: .authenticatedClient(client),
                                                     refreshToken: refreshToken, scope: scope, clientIP: clientIP)
         } catch {
             throw GrantsError(refreshFailure: error)

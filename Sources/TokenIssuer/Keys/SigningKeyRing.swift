@@ -105,7 +105,7 @@ public struct SigningKeyRing: Sendable {
             """, .text(realmID))
         let realmTTL = try row?.optionalInt("realm_ttl") ?? Int64(Realm.accessTokenTTLRange.upperBound)
         let clientTTL = try row?.optionalInt("client_ttl") ?? 0
-        return max(realmTTL, clientTTL, Int64(TokenService.idTokenTTL)) + retentionLeeway
+        return max(realmTTL, clientTTL, Int64(TokenSigner.idTokenTTL)) + retentionLeeway
     }
 
     /// The public keys to publish for the realm: the active key and unexpired retired keys.

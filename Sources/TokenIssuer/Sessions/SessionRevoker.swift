@@ -14,7 +14,7 @@ public struct SessionRevoker: AccountSessionRevoker, ClientSessionRevoker {
 
     /// Revokes every live session of the account inside the caller's transaction.
     public func revokeSessions(realmID: String, accountID: String, in executor: any SQLExecutor) throws {
-        _ = try TokenService.revokeAll(executor, realmID: realmID, accountID: accountID, reason: "account",
+        _ = try SessionStore.revokeAll(executor, realmID: realmID, accountID: accountID, reason: "account",
                                        at: now().unixSeconds)
     }
 

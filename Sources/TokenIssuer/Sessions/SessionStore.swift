@@ -1,0 +1,326 @@
+import Foundation
+import JOSE
+import Realms
+import Storage
+
+/// Sessions and the tokens they hand out: a session is one refresh family per login, bound
+/// to its client (and IP when the client asks for it), with an absolute expiry and, when the
+/// realm or client sets `refreshIdleTTL`, an idle deadline each refresh moves on. Refresh
+/// rotates the token; a rotated token presented again revokes the whole family. The session
+/// row is what `AccessTokenVerifier` reads, so a revoked session ends its access tokens at once.
+public struct SessionStore: Sendable {
+    /// Random bytes in a refresh token (256 bits).
+    public static let refreshTokenBytes = 32
+
+    private let database: any Database
+    private let signer: TokenSigner
+    private let now: @Sendable () -> Date
+
+    /// Sessions in `database`, their tokens signed by `signer` (one per process: it caches keys).
+    public init(database: any Database, signer: TokenSigner, now: @escaping @Sendable () -> Date) {
+        self.database = database
+        self.signer = signer
+        self.now = now
+    }
+
+    // MARK: - Sessions
+
+    /// Starts a session for an authenticated account and issues its first tokens. Throws
+    /// `TokenError` (`accountDisabled`, `accountDeleted`, `noSigningKey`) or a storage error.
+    public func startSession(_ request: SessionRequest) async throws -> IssuedTokens {
+        let prepared = try await database.write { db in try self.startSession(in: db, request) }
+        return try issue(prepared)
+    }
+
+    /// Writes a new session and its first refresh token inside the caller's write transaction
+    /// (native login commits it together with the account resolution), and opens the realm's
+    /// signing key there too, so a key that cannot be opened undoes the session rather than
+    /// leaving one nobody got tokens for. Signing itself is left to ``issue(_:)``, after the
+    /// commit, so the writer is not held for it. Throws `TokenError` (`accountDisabled`,
+    /// `accountDeleted`, `noSigningKey`), a storage error, or a key-opening error.
+    /// `account` is the request's account as the caller already read it in this transaction
+    /// (native login's resolution), which spares reading it again; nil reads it here.
+    /// `withProfile` also reads its identities here, for a response that shows the user.
+    public func startSession(in db: any SQLExecutor, _ request: SessionRequest,
+                             account: Account? = nil, withProfile: Bool = false) throws -> PreparedSession {
+        precondition(account == nil || account?.id == request.accountID, "the account of another session request")
+        let at = now().unixSeconds
+        let sessionID = SecureRandom.token(byteCount: 16)
+        let refreshToken = SecureRandom.token(byteCount: Self.refreshTokenBytes)
+        let hash = Self.hash(refreshToken)
+        let expiresAt = at + Int64(request.refreshTokenTTL)
+        let idleExpiresAt = request.refreshIdleTTL.map { at + Int64($0) }
+        guard let account = try account ?? AccountStore.load(db, realmID: request.realmID, id: request.accountID) else {
+            throw TokenError(.accountDeleted)
+        }
+        switch account.status {
+        case .active: break
+        case .disabled: throw TokenError(.accountDisabled)
+        case .deleted: throw TokenError(.accountDeleted)
+        }
+        let key = try SealedSigningKey.active(db, realmID: request.realmID)
+        // Cached after the first use of a kid; the first open is one AES-GCM open and a parse.
+        try signer.open(key, realmID: request.realmID, at: at)
+        try db.execute("""
+            INSERT INTO sessions (id, realm_id, client_id, client_instance, account_id, scope, client_ip, ip_binding,
+                auth_time, access_token_ttl, created_at, expires_at, refresh_idle_ttl, idle_expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            .text(sessionID), .text(request.realmID), .text(request.clientID), .text(request.clientInstanceID),
+            .text(request.accountID), .text(request.scope.joined(separator: " ")), .text(request.clientIP),
+            SQLValue(request.ipBinding), .integer(request.authTime), .integer(Int64(request.accessTokenTTL)),
+            .integer(at), .integer(expiresAt), request.refreshIdleTTL.map { .integer(Int64($0)) } ?? .null,
+            idleExpiresAt.map { .integer($0) } ?? .null)
+        try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
+                       .blob(hash), .text(sessionID), .integer(at))
+        let session = SessionSnapshot(id: sessionID, realmID: request.realmID, clientID: request.clientID,
+                                      clientInstanceID: request.clientInstanceID, accountID: request.accountID, scope: request.scope, authTime: request.authTime,
+                                      accessTokenTTL: request.accessTokenTTL, expiresAt: expiresAt,
+                                      refreshIdleTTL: request.refreshIdleTTL, idleExpiresAt: idleExpiresAt)
+        let profile = withProfile ? try AccountProfile.load(db, account: account) : nil
+        return PreparedSession(session: session, material: SigningMaterial(key: key, account: account, profile: profile),
+                               refreshToken: refreshToken, nonce: request.nonce, at: at)
+    }
+
+    /// Signs the access (and ID) token of a session written by ``startSession(in:_:)``; call
+    /// it after that transaction committed.
+    public func issue(_ prepared: PreparedSession) throws -> IssuedTokens {
+        try signer.sign(session: prepared.session, scope: prepared.session.scope, material: prepared.material,
+                        refreshToken: prepared.refreshToken, nonce: prepared.nonce, at: prepared.at)
+    }
+
+    /// The refresh transaction's one read: the token, its session, account and client standing.
+    private static let refreshLookupSQL = """
+        SELECT s.*, r.rotated_at, a.status AS account_status, \(ClientStanding.columns) FROM refresh_tokens r
+        JOIN sessions s ON s.id = r.session_id
+        JOIN accounts a ON a.id = s.account_id
+        \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
+        WHERE r.token_hash = ?
+        """
+
+    /// Rotates a refresh token: the presented one dies and a new one is returned with a new
+    /// access token. A rotated token presented again revokes its whole session (`reuseDetected`).
+    /// The session's client is read with it: a disabled, deleted or re-created client ends the
+    /// session (`revoked`), the session API serves only public first-party clients
+    /// (`clientNotAllowed`), and the session keeps only the scopes its client still allows
+    /// (the narrowing is stored). `scope` may narrow the new access token's scope further.
+    /// A session past its idle deadline is `idleExpired`; a rotation moves the deadline on.
+    /// The session API's refresh also returns the account's profile (`IssuedTokens.profile`).
+    public func refresh(realmID: String, presenter: RefreshPresenter, refreshToken: String, scope: [String]?,
+                        clientIP: String) async throws(TokenError) -> IssuedTokens {
+        let at = now().unixSeconds
+        let presented = Self.hash(refreshToken)
+        let replacement = SecureRandom.token(byteCount: Self.refreshTokenBytes)
+        let replacementHash = Self.hash(replacement)
+        let step: RefreshStep
+        do {
+            // READ COMMITTED on PostgreSQL: single use rests on the conditional UPDATE below (a
+            // concurrent rotation makes it change no row, which is reuse), not on SERIALIZABLE,
+            // whose index-page locks made refreshes of unrelated sessions fail each other.
+            step = try await database.write(isolation: .readCommitted) { db -> RefreshStep in
+                guard let row = try db.queryOne(Self.refreshLookupSQL, .blob(presented)) else {
+                    return .refused(.invalidGrant)
+                }
+                var session = try SessionSnapshot(row: row)
+                guard session.realmID == realmID else { return .refused(.invalidGrant) }
+                guard session.clientID == presenter.clientID else { return .refused(.clientMismatch) }
+                // Refusals about the client come before the token's own state, so none of them
+                // rotates or revokes anything.
+                guard let client = try ClientStanding(joinedRow: row), client.admits(sessionOf: session.clientInstanceID)
+                else { return .refused(.revoked) }
+                switch presenter {
+                case .authenticatedClient(let authenticated):
+                    // Deleted and re-created between authentication and this read.
+                    guard authenticated.instanceID == client.instanceID else { return .refused(.clientMismatch) }
+                case .sessionAPI:
+                    guard client.usesSessionAPI else { return .refused(.clientNotAllowed) }
+                }
+                switch AccountStatus(rawValue: try row.string("account_status")) {
+                case .active?: break
+                case .disabled?: return .refused(.accountDisabled)
+                case .deleted?, nil: return .refused(.accountDeleted)
+                }
+                if try row.optionalInt("rotated_at") != nil {
+                    // Reuse: whoever holds the family's current token may be an attacker. The
+                    // revocation must commit, so it is returned, not thrown.
+                    try Self.revoke(db, sessionID: session.id, reason: "reuse", at: at)
+                    try Self.recordReuse(db, session: session, clientIP: clientIP, at: at)
+                    return .refused(.reuseDetected)
+                }
+                if try row.optionalInt("revoked_at") != nil { return .refused(.revoked) }
+                if session.expiresAt <= at { return .refused(.expired) }
+                if let idleExpiresAt = session.idleExpiresAt, idleExpiresAt <= at { return .refused(.idleExpired) }
+                if try row.bool("ip_binding"), try row.string("client_ip") != clientIP { return .refused(.ipMismatch) }
+                let granted = client.capping(session.scope)
+                if let scope, !Set(scope).isSubset(of: granted) { return .refused(.invalidScope) }
+                // The condition makes rotation single-use even where the writer is not serial.
+                let changed = try db.execute(
+                    "UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL",
+                    .integer(at), .blob(presented))
+                guard changed == 1 else {
+                    try Self.revoke(db, sessionID: session.id, reason: "reuse", at: at)
+                    try Self.recordReuse(db, session: session, clientIP: clientIP, at: at)
+                    return .refused(.reuseDetected)
+                }
+                try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
+                               .blob(replacementHash), .text(session.id), .integer(at))
+                // The capped scope is stored: scopes a client loses stay lost to its sessions
+                // even if the client is given them again (the user would have to sign in anew).
+                // Using the session moves its idle deadline on (last_refreshed_at is its last use).
+                session.idleExpiresAt = session.refreshIdleTTL.map { at + Int64($0) }
+                try db.execute("UPDATE sessions SET last_refreshed_at = ?, scope = ?, idle_expires_at = ? WHERE id = ?",
+                               .integer(at), .text(granted.joined(separator: " ")),
+                               session.idleExpiresAt.map { .integer($0) } ?? .null, .text(session.id))
+                session.scope = granted
+                guard let account = try AccountStore.load(db, realmID: realmID, id: session.accountID) else {
+                    return .refused(.accountDeleted)
+                }
+                // Read in this transaction so the response's user matches the tokens, and a failed
+                // read undoes the rotation instead of losing the app its new refresh token.
+                let profile: AccountProfile?
+                switch presenter {
+                case .sessionAPI: profile = try AccountProfile.load(db, account: account)
+                case .authenticatedClient: profile = nil
+                }
+                return .rotated(session, SigningMaterial(key: try SealedSigningKey.active(db, realmID: realmID),
+                                                         account: account, profile: profile))
+            }
+        } catch let error as TokenError {
+            throw error
+        } catch let error as StorageError where error.isTemporary {
+            throw TokenError(.storageUnavailable)
+        } catch {
+            throw TokenError(.storageFailure)
+        }
+        switch step {
+        case .refused(let code):
+            throw TokenError(code)
+        case .rotated(let session, let material):
+            do {
+                return try signer.sign(session: session, scope: scope ?? session.scope, material: material,
+                                       refreshToken: replacement, nonce: nil, at: at)
+            } catch {
+                throw TokenError(.storageFailure)
+            }
+        }
+    }
+
+    /// The security event of a detected reuse, committed with the revocation it caused.
+    private static func recordReuse(_ db: any SQLExecutor, session: SessionSnapshot, clientIP: String, at: Int64) throws {
+        try SecurityEventLog.record(db, NewSecurityEvent(
+            realmID: session.realmID, type: .refreshTokenReused, at: at, reason: "session_revoked",
+            accountID: session.accountID, clientID: session.clientID, sessionID: session.id, clientIP: clientIP))
+    }
+
+    /// Revokes a session (logout, /revoke); its refresh and access tokens stop working at once.
+    public func revokeSession(realmID: String, sessionID: String) async throws {
+        let at = now().unixSeconds
+        try await database.write { db in
+            try db.execute("UPDATE sessions SET revoked_at = ?, revoke_reason = 'logout' WHERE realm_id = ? AND id = ? AND revoked_at IS NULL",
+                           .integer(at), .text(realmID), .text(sessionID))
+        }
+    }
+
+    /// The session a refresh token of the realm belongs to (any state), or nil for an unknown
+    /// token or another realm's (logout revokes it with the access token's session).
+    public func sessionID(ofRefreshToken token: String, realmID: String) async throws -> String? {
+        let hash = Self.hash(token)
+        return try await database.read { db in try Self.sessionID(db, ofRefreshTokenHash: hash, realmID: realmID) }
+    }
+
+    /// The session of the refresh token whose hash is `hash`, in the realm; any state.
+    static func sessionID(_ db: any SQLExecutor, ofRefreshTokenHash hash: [UInt8], realmID: String) throws -> String? {
+        try db.queryOne("""
+            SELECT s.id FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+            WHERE r.token_hash = ? AND s.realm_id = ?
+            """, .blob(hash), .text(realmID)).map { try $0.string("id") }
+    }
+
+    /// Looks a refresh token up without using it, for /revoke (whose client owns it) and
+    /// /introspect (is it active, for whom). Reads only; never rotates. nil for an unknown
+    /// token or another realm's.
+    public func session(ofRefreshToken token: String, realmID: String) async throws -> RefreshTokenSession? {
+        let hash = Self.hash(token)
+        let at = now().unixSeconds
+        return try await database.read { db in
+            guard let row = try db.queryOne("""
+                SELECT s.id, s.client_id, s.client_instance, s.account_id, s.scope, s.expires_at, s.revoked_at,
+                    s.idle_expires_at,
+                    r.created_at, r.rotated_at, a.status AS account_status, \(ClientStanding.columns)
+                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN accounts a ON a.id = s.account_id
+                \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
+                WHERE r.token_hash = ? AND s.realm_id = ?
+                """, .blob(hash), .text(realmID)) else { return nil }
+            // A disabled, deleted or re-created client ends the session as a refresh would see it.
+            let client = try ClientStanding(joinedRow: row)
+            let active = try row.optionalInt("rotated_at") == nil && row.optionalInt("revoked_at") == nil
+                && row.int("expires_at") > at && (try row.optionalInt("idle_expires_at")).map { $0 > at } ?? true
+                && row.string("account_status") == AccountStatus.active.rawValue
+                && client?.admits(sessionOf: try row.string("client_instance")) == true
+            let scope = try row.string("scope").split(separator: " ").map(String.init)
+            return RefreshTokenSession(
+                sessionID: try row.string("id"), clientID: try row.string("client_id"),
+                accountID: try row.string("account_id"),
+                scope: client?.capping(scope) ?? scope,
+                issuedAt: try row.int("created_at"), expiresAt: try row.int("expires_at"), isActive: active)
+        }
+    }
+
+    /// The account's sessions, newest first (admin listing).
+    public func list(realmID: String, accountID: String) async throws -> [SessionInfo] {
+        try await database.read { db in
+            try db.query("""
+                SELECT id, client_id, scope, created_at, expires_at, last_refreshed_at, idle_expires_at, revoked_at FROM sessions
+                WHERE realm_id = ? AND account_id = ? ORDER BY created_at DESC, id LIMIT 500
+                """, .text(realmID), .text(accountID)).map(SessionInfo.init(row:))
+        }
+    }
+
+    /// Revokes every live session of an account; returns how many were revoked.
+    @discardableResult
+    public func revokeSessions(realmID: String, accountID: String, reason: String = "admin") async throws -> Int {
+        let at = now().unixSeconds
+        return try await database.write { db in
+            try Self.revokeAll(db, realmID: realmID, accountID: accountID, reason: reason, at: at)
+        }
+    }
+
+    // MARK: - Rows
+
+    /// SHA-256 of a refresh token's text: high entropy, so a fast hash is enough.
+    static func hash(_ token: String) -> [UInt8] { SHA256.hash(Array(token.utf8)) }
+
+    private static func revoke(_ db: any SQLExecutor, sessionID: String, reason: String, at: Int64) throws {
+        try db.execute("UPDATE sessions SET revoked_at = ?, revoke_reason = ? WHERE id = ? AND revoked_at IS NULL",
+                       .integer(at), .text(reason), .text(sessionID))
+    }
+
+    static func revokeAll(_ db: any SQLExecutor, realmID: String, accountID: String, reason: String,
+                          at: Int64) throws -> Int {
+        try db.execute("""
+            UPDATE sessions SET revoked_at = ?, revoke_reason = ?
+            WHERE realm_id = ? AND account_id = ? AND revoked_at IS NULL
+            """, .integer(at), .text(reason), .text(realmID), .text(accountID))
+    }
+}
+
+/// The outcome of the refresh transaction: refusals are returned so a reuse revocation commits.
+private enum RefreshStep: Sendable {
+    case rotated(SessionSnapshot, SigningMaterial)
+    case refused(TokenError.Code)
+}
+
+/// A refresh token's session as /revoke and /introspect see it. Never holds the token.
+public struct RefreshTokenSession: Sendable, Equatable {
+    public let sessionID: String
+    public let clientID: String
+    public let accountID: String
+    public let scope: [String]
+    /// When this refresh token was issued (its rotation).
+    public let issuedAt: Int64
+    /// The session's absolute expiry.
+    public let expiresAt: Int64
+    /// Not rotated, not revoked, not expired (absolute or idle), its account active and its client the enabled
+    /// registration the session was issued to.
+    public let isActive: Bool
+}
