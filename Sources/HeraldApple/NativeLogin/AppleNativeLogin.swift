@@ -108,7 +108,6 @@ public struct AppleNativeLogin: Sendable {
         case .rejected(let reason): throw NativeLoginError(.invalidAppleToken, appleReason: reason)
         case .tooLarge: throw NativeLoginError(.tokenTooLarge)
         case .unavailable(let retryAfter): throw NativeLoginError(.appleUnavailable, retryAfterSeconds: retryAfter)
-        case .replayStoreFailed: throw NativeLoginError(.internalFailure)
         }
 
         let identity = ProviderIdentityClaims(provider: Self.provider, subject: claims.subject, email: claims.email,
@@ -117,7 +116,7 @@ public struct AppleNativeLogin: Sendable {
         let authTime = now().unixSeconds
         var step: NativeLoginStep?
         let replay = verification.replay
-        let resolver = AccountResolver(database: database, now: now)
+        let resolver = AccountResolver(now: now)
         let sessions = self.sessions
         let issuers = self.issuers
         let downstream = self.downstream

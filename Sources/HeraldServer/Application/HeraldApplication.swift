@@ -32,7 +32,7 @@ public final class HeraldApplication: Sendable {
             let sessions = SessionStore(database: database, signer: signer, now: now)
             let jwksURL = URL(string: configuration.appleJWKSURL) ?? AppleJWKSClientConfiguration.defaultURL
             let jwks = AppleJWKSCache(configuration: AppleJWKSClientConfiguration(url: jwksURL), now: now)
-            let verifier = AppleIdentityVerifier(jwks: jwks, replayStore: AppleReplayStore(database: database), now: now)
+            let verifier = AppleIdentityVerifier(jwks: jwks, replayStore: AppleReplayStore(), now: now)
             let nativeLogin = AppleNativeLogin(database: database, verifier: verifier, sessions: sessions, issuers: issuers,
                                                limiter: LoginAttemptLimiter(database: database, now: now), now: now)
                 .completingDownstream(with: DownstreamCompletion.completer(database: database, now: now))

@@ -295,6 +295,6 @@ public struct AccountStore: Sendable {
     }
 
     static func emailDigest(_ email: String) -> String {
-        "sha256:" + SHA256.hash(email).map { String(format: "%02x", $0) }.joined()
+        "sha256:" + SHA256.hexDigest(email)
     }
 }
