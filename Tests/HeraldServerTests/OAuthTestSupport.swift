@@ -1,5 +1,6 @@
 import Foundation
 import Grants
+import HTTPServer
 import Realms
 import Storage
 import Testing
@@ -129,7 +130,7 @@ func queryParameters(_ url: String) -> [String: String] {
     guard let query = url.split(separator: "?", maxSplits: 1).dropFirst().first else { return [:] }
     let withoutFragment = query.split(separator: "#", maxSplits: 1).first.map(String.init) ?? ""
     var result: [String: String] = [:]
-    for pair in FormEncoding.decodePairs(Array(withoutFragment.utf8)) ?? [] { result[pair.name] = pair.value }
+    for pair in FormDecoding.pairs(Array(withoutFragment.utf8)) ?? [] { result[pair.name] = pair.value }
     return result
 }
 

@@ -21,7 +21,7 @@ struct TokenEndpoint: Sendable {
             let credentials: ClientCredentials
             do {
                 body = try OAuthRequestBody(request)
-                credentials = try ClientCredentials.read(authorization: request.headers["Authorization"],
+                credentials = try ClientCredentials.read(basic: try BasicAuthorization.credentials(request.headers["Authorization"]),
                                                          bodyClientID: body["client_id"],
                                                          bodyClientSecret: body["client_secret"])
             } catch {

@@ -80,7 +80,7 @@ struct TokenInspection: Sendable {
     private func authenticate(_ request: HTTPRequest, realm: Realm,
                               confidentialOnly: Bool) async throws -> (OAuthRequestBody, ClientApp) {
         let body = try OAuthRequestBody(request)
-        let credentials = try ClientCredentials.read(authorization: request.headers["Authorization"],
+        let credentials = try ClientCredentials.read(basic: try BasicAuthorization.credentials(request.headers["Authorization"]),
                                                      bodyClientID: body["client_id"], bodyClientSecret: body["client_secret"])
         if confidentialOnly && credentials.secret == nil {
             throw GrantsError(.invalidClient, "client authentication failed")
