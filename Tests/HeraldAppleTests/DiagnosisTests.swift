@@ -144,7 +144,7 @@ struct DiagnosisTests {
         let server = try FakeJWKSServer(document: sharedKeys.document)
         defer { server.stop() }
         server.setBehaviour(.status(500))
-        let cache = AppleJWKSCache(configuration: .init(url: server.url))
+        let cache = AppleJWKSCache(configuration: .init(url: server.url), now: { Date() })
         let report = await AppleTokenDiagnosis.diagnose(token: apple.minter.token(), audiences: audiences,
                                                         rawNonce: AppleTokenMinter.defaultRawNonce, keys: cache, now: apple.clock.now)
         #expect(report.reason == "apple_unavailable")

@@ -12,11 +12,11 @@ import TokenIssuer
 struct AdminSigningKeyRingTests {
     /// A fresh migrated database of `backend` with one realm, closed afterwards.
     static func withRing(_ backend: Backend, retention: Int64 = SigningKeyRing.defaultRetiredKeyRetention,
-                         _ body: (SigningKeyRing, any Database, KeyRingClock) async throws -> Void) async throws {
+                         _ body: (SigningKeyRing, any Database, TestClock) async throws -> Void) async throws {
         try await FreshDatabase.with(backend, migrations: RealmsSchema.migrations + TokenIssuerSchema.migrations) { database in
-            let clock = KeyRingClock()
-            let ring = SigningKeyRing(database: database, masterKey: .generate(), retiredKeyRetention: retention, now: clock.now)
-            _ = try await RealmStore(database: database).create(id: "acme", context: ChangeContext(actor: "test"))
+            let clock = TestClock(Date(timeIntervalSince1970: 1_700_000_000))
+            let ring = SigningKeyRing(database: database, masterKey: .generate(), retiredKeyRetention: retention, now: clock.closure)
+            _ = try await RealmStore(database: database, now: clock.closure).create(id: "acme", context: ChangeContext(actor: "test"))
             try await body(ring, database, clock)
         }
     }
@@ -64,17 +64,10 @@ struct AdminSigningKeyRingTests {
 
     @Test("deleting the realm deletes its keys", arguments: Backend.allCases)
     func keysGoWithRealm(backend: Backend) async throws {
-        try await Self.withRing(backend) { ring, database, _ in
+        try await Self.withRing(backend) { ring, database, clock in
             _ = try await ring.rotate(realmID: "acme", algorithm: .es256)
-            try await RealmStore(database: database).delete("acme", context: ChangeContext(actor: "test"))
+            try await RealmStore(database: database, now: clock.closure).delete("acme", context: ChangeContext(actor: "test"))
             #expect(try await ring.keys(realmID: "acme").isEmpty)
         }
     }
-}
-
-/// A clock the key ring tests move by hand.
-final class KeyRingClock: Sendable {
-    private let seconds = Atomic<Int64>(1_700_000_000)
-    var now: @Sendable () -> Date { { [self] in Date(timeIntervalSince1970: TimeInterval(seconds.load(ordering: .relaxed))) } }
-    func advance(by delta: Int64) { seconds.add(delta, ordering: .relaxed) }
 }

@@ -42,7 +42,7 @@ struct AdminTokenCLITests {
         #expect(try await Self.herald(["migrate"], database: database, folder: folder).exitCode == 0)
         do {
             let db = try SQLiteDatabase(path: path)
-            let realms = RealmStore(database: db)
+            let realms = RealmStore(database: db, now: { Date() })
             for id in ["acme", "globex"] { _ = try await realms.create(id: id, context: ChangeContext(actor: "test")) }
             await db.close()
         }
@@ -65,7 +65,7 @@ struct AdminTokenCLITests {
         #expect(!listed.output.contains(token))
 
         let db = try SQLiteDatabase(path: path)
-        let stored = try await AdminTokenStore(database: db).token(presented: token)
+        let stored = try await AdminTokenStore(database: db, now: { Date() }).token(presented: token)
         await db.close()
         #expect(stored?.role == .viewer)
         #expect(stored?.scope == .realms(["acme", "globex"]))

@@ -8,17 +8,6 @@ import JOSE
 import Synchronization
 @testable import HeraldServer
 
-/// A clock tests move by hand, so expiry is tested without sleeping.
-final class OAuthTestClock: Sendable {
-    private let seconds: Mutex<TimeInterval>
-
-    init(_ start: TimeInterval = 1_800_000_000) { seconds = Mutex(start) }
-
-    var now: @Sendable () -> Date { { [self] in Date(timeIntervalSince1970: seconds.withLock { $0 }) } }
-
-    func advance(_ delta: TimeInterval) { seconds.withLock { $0 += delta } }
-}
-
 extension RunningHerald {
     /// An HTTP request (on the test client's own thread; see `send`).
     func request(_ method: String, _ path: String, headers: [(String, String)] = [],

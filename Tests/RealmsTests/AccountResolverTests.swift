@@ -12,7 +12,7 @@ struct AccountResolverTests {
 
     /// Resolves `claims` in a write transaction of its own, as native login does in its own.
     static func resolve(_ test: TestDatabase, _ claims: ProviderIdentityClaims) async throws -> AccountResolution {
-        let resolver = AccountResolver(now: test.clock.now)
+        let resolver = AccountResolver(now: test.clock.closure)
         return try await test.database.write { db in try resolver.resolve(db, realmID: "acme", claims: claims) }
     }
 

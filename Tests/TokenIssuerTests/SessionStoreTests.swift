@@ -24,10 +24,11 @@ struct TokenFixture {
             .create(id: "acme", changes: realmChanges, context: ChangeContext(actor: "test")) { db, _ in
                 try ring.activate(key, in: db)
             }
-        accountID = try await AccountStore(database: database, now: clock.closure)
+        accountID = try await AccountStore(database: database, sessionRevoker: SessionRevoker(now: clock.closure),
+                                            deletionHook: nil, now: clock.closure)
             .create(realmID: "acme", NewAccount(email: "ada@example.com", emailVerified: true,
                                                 name: PersonName(givenName: "Ada", familyName: "Lovelace"))).id
-        web = try await ClientAppStore(database: database, now: clock.closure)
+        web = try await ClientAppStore(database: database, sessionRevoker: SessionRevoker(now: clock.closure), now: clock.closure)
             .create(realmID: "acme", clientID: "web", changes: ClientAppChanges(name: "Web"),
                     context: ChangeContext(actor: "test")).client
     }
@@ -146,7 +147,8 @@ struct SessionStoreTests {
         var retired = try #require(try await ring.keys(realmID: "acme").last)
         #expect(retired.publishUntil == (retired.retiredAt ?? 0) + 7200 + SigningKeyRing.retentionLeeway)
 
-        _ = try await ClientAppStore(database: fixture.database, now: fixture.clock.closure)
+        _ = try await ClientAppStore(database: fixture.database, sessionRevoker: SessionRevoker(now: fixture.clock.closure),
+                                     now: fixture.clock.closure)
             .create(realmID: "acme", clientID: "slow", changes: ClientAppChanges(name: "Slow", accessTokenTTL: 86_400),
                     context: ChangeContext(actor: "test"))
         _ = try await ring.rotate(realmID: "acme", context: ChangeContext(actor: "test"))

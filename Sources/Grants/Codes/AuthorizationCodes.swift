@@ -12,7 +12,7 @@ public struct AuthorizationCodes: Sendable {
     private let now: @Sendable () -> Date
 
     /// Codes stored in `database`, expiring by `now`.
-    public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(database: any Database, now: @escaping @Sendable () -> Date) {
         self.database = database
         self.now = now
     }

@@ -33,7 +33,7 @@ public actor AppleJWKSCache: AppleSigningKeySource {
 
     /// Creates a cache over any fetcher.
     public init(fetcher: any AppleJWKSFetching, policy: AppleJWKSCachePolicy = AppleJWKSCachePolicy(),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                now: @escaping @Sendable () -> Date) {
         self.fetcher = fetcher
         self.policy = policy
         self.now = now
@@ -42,7 +42,7 @@ public actor AppleJWKSCache: AppleSigningKeySource {
     /// Creates a cache fetching `configuration.url` over HTTP.
     public init(configuration: AppleJWKSClientConfiguration = AppleJWKSClientConfiguration(),
                 policy: AppleJWKSCachePolicy = AppleJWKSCachePolicy(),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                now: @escaping @Sendable () -> Date) {
         self.init(fetcher: AppleJWKSClient(configuration: configuration), policy: policy, now: now)
     }
 

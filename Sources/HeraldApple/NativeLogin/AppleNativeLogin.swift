@@ -24,7 +24,7 @@ public struct AppleNativeLogin: Sendable {
     /// `downstream` nil answers every branch-B request `invalidDownstreamState`.
     public init(database: any Database, verifier: AppleIdentityVerifier, sessions: SessionStore, issuers: RealmIssuers,
                 limiter: LoginAttemptLimiter, downstream: DownstreamCompleter? = nil,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                now: @escaping @Sendable () -> Date) {
         self.database = database
         self.verifier = verifier
         self.sessions = sessions

@@ -20,7 +20,7 @@ public struct AppleIdentityVerifier: Sendable {
     /// Creates a verifier. `jwks` is normally an ``AppleJWKSCache``; `replayStore` nil disables
     /// replay protection (tests, diagnosis); `now` is the clock.
     public init(jwks: any AppleSigningKeySource, replayStore: AppleReplayStore?,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                now: @escaping @Sendable () -> Date) {
         self.keys = jwks
         self.replayStore = replayStore
         self.now = now

@@ -47,7 +47,7 @@ struct AdminRoutes: RouteGroup {
     /// Revokes sessions when an account or a client is disabled or deleted (TokenIssuer plugs in here).
     let sessionRevoker: any AccountSessionRevoker & ClientSessionRevoker
 
-    init(context: HeraldContext, sessionRevoker: any AccountSessionRevoker & ClientSessionRevoker = NoSessionsToRevoke()) {
+    init(context: HeraldContext, sessionRevoker: any AccountSessionRevoker & ClientSessionRevoker) {
         self.context = context
         self.sessionRevoker = sessionRevoker
     }

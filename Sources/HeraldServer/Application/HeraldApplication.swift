@@ -16,7 +16,7 @@ public final class HeraldApplication: Sendable {
     /// Opens the database, applies every module's migrations and builds the routes; call
     /// `start()` to begin serving. Configuration problems throw `ConfigurationError`.
     public static func open(configuration: HeraldConfiguration, logger: Logger,
-                            now: @escaping @Sendable () -> Date = { Date() }) async throws -> HeraldApplication {
+                            now: @escaping @Sendable () -> Date) async throws -> HeraldApplication {
         try await open(configuration: configuration, logger: logger, now: now, maintenance: MaintenanceLoop())
     }
 

@@ -45,7 +45,7 @@ final class RequestRateLimiter: Sendable {
     private let now: @Sendable () -> Date
     private let lastPurge = Mutex<Int64>(0)
 
-    init(database: any Database, limits: RequestLimits, now: @escaping @Sendable () -> Date = { Date() }) {
+    init(database: any Database, limits: RequestLimits, now: @escaping @Sendable () -> Date) {
         self.database = database
         self.limits = limits
         self.now = now

@@ -73,7 +73,8 @@ struct SessionRoutes: RouteGroup {
     static func me(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
         let realm = try await enabledRealm(request, context: context)
         let claims = try await authenticate(request, realmID: realm.id, context: context)
-        let accounts = AccountStore(database: context.database, now: context.now)
+        let accounts = AccountStore(database: context.database, sessionRevoker: SessionRevoker(now: context.now),
+                                    deletionHook: context.appleTokens, now: context.now)
         guard let account = try await accounts.account(realmID: realm.id, id: claims.sub) else {
             throw APIError.accountDeleted
         }

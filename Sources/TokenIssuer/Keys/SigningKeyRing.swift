@@ -22,7 +22,7 @@ public struct SigningKeyRing: Sendable {
     /// `retiredKeyRetention` nil (the default) keeps a retired key published for
     /// max(realm access-token TTL, client overrides, ID-token TTL) + leeway after rotation.
     public init(database: any Database, masterKey: MasterKey, retiredKeyRetention: Int64? = nil,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                now: @escaping @Sendable () -> Date) {
         self.database = database
         self.masterKey = masterKey
         self.retiredKeyRetention = retiredKeyRetention

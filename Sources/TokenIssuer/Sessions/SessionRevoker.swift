@@ -8,7 +8,7 @@ public struct SessionRevoker: AccountSessionRevoker, ClientSessionRevoker {
     private let now: @Sendable () -> Date
 
     /// A revoker stamping revocations with `now`.
-    public init(now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(now: @escaping @Sendable () -> Date) {
         self.now = now
     }
 
