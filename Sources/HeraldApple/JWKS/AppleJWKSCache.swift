@@ -56,14 +56,6 @@ public actor AppleJWKSCache: AppleSigningKeySource {
         return .unavailable(retryAfterSeconds: retryAfter(at: current))
     }
 
-    /// Fetches now unless a fetch is in flight (then joins it) or one started less than the
-    /// refresh interval ago; useful to warm the cache at start-up. True when keys are fresh after.
-    @discardableResult
-    public func refresh() async -> Bool {
-        await refreshIfAllowed()
-        return isFresh(at: now()) && !lastAttemptFailed
-    }
-
     /// Fetch counters; readable without awaiting the actor.
     public nonisolated var metrics: AppleJWKSMetrics { counters.snapshot() }
 

@@ -47,11 +47,6 @@ struct AdminRoutes: RouteGroup {
     /// Revokes sessions when an account or a client is disabled or deleted (TokenIssuer plugs in here).
     let sessionRevoker: any AccountSessionRevoker & ClientSessionRevoker
 
-    init(context: HeraldContext, sessionRevoker: any AccountSessionRevoker & ClientSessionRevoker) {
-        self.context = context
-        self.sessionRevoker = sessionRevoker
-    }
-
     /// Every admin route, in registration order.
     static func routes(_ stores: AdminStores) -> [AdminRoute] {
         RealmAdminHandlers(stores: stores).routes + AppleProviderAdminHandlers(stores: stores).routes
