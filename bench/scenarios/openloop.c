@@ -18,7 +18,8 @@
  *
  * Output: one line `BENCH {json}` (the fields of bodies.lua's summary plus open-loop ones):
  * latencies in ms from the intended send time (p50/p90/p99/p999/max), service time from the
- * actual send (serviceP50/serviceP99), the send lag, the generator's own CPU seconds.
+ * actual send (serviceP50/serviceP99), the send lag, the generator's own CPU seconds, and
+ * `achieved` (answers within the schedule's window per second: the rate it reached).
  *
  * Usage: openloop --port P --rate R --duration S [--connections 64] [--host 127.0.0.1]
  *                 (--get PATH | --bodies FILE --path PATH --content-type TYPE)
@@ -52,6 +53,7 @@ typedef struct {
     int busy;            /* a request is in flight */
     int connected;
     int listed;          /* its index is on the idle stack */
+    int watching_out;    /* epoll also waits for writability (a partial write) */
     int64_t intended;    /* ns: when the in-flight request was meant to go out */
     int64_t sent;        /* ns: when it went out */
     const request_t *request;
@@ -70,7 +72,7 @@ static size_t request_count;
 static int single_request; /* --get: every request is requests[0] */
 
 static int64_t *latencies, *services, *lags;
-static size_t completed, non2xx, socket_errors, late_sends, unsent, reconnects;
+static size_t completed, completed_in_window, non2xx, socket_errors, late_sends, unsent, reconnects;
 
 static int epoll_fd;
 static connection_t *connections;
@@ -150,6 +152,7 @@ static void open_connection(connection_t *c) {
     c->connected = 0;
     c->busy = 0;
     c->used = 0;
+    c->watching_out = 0;
     watch(c, EPOLLOUT | EPOLLIN, EPOLL_CTL_ADD);
 }
 
@@ -185,7 +188,8 @@ static void write_more(connection_t *c) {
         ssize_t n = write(c->fd, c->request->data + c->written, c->request->length - c->written);
         if (n < 0) {
             if (errno == EAGAIN) {
-                watch(c, EPOLLIN | EPOLLOUT, EPOLL_CTL_MOD);
+                if (!c->watching_out) watch(c, EPOLLIN | EPOLLOUT, EPOLL_CTL_MOD);
+                c->watching_out = 1;
                 return;
             }
             socket_errors++;
@@ -195,12 +199,13 @@ static void write_more(connection_t *c) {
         }
         c->written += (size_t)n;
     }
-    watch(c, EPOLLIN, EPOLL_CTL_MOD);
+    if (c->watching_out) watch(c, EPOLLIN, EPOLL_CTL_MOD); /* a syscall only after a partial write */
+    c->watching_out = 0;
 }
 
 static size_t next_index; /* the next request of the schedule to send */
 static size_t planned;    /* how many the schedule has */
-static int64_t t0;
+static int64_t t0, schedule_end;
 
 static int64_t intended(size_t i) { return t0 + (int64_t)((double)i * 1e9 / rate); }
 
@@ -265,6 +270,7 @@ static void readable(connection_t *c, int64_t now) {
         }
         if (n < 0) break;
         c->used += (size_t)n;
+        if (c->used < c->capacity) break; /* drained: (level-triggered) epoll reports any more */
     }
     if (!c->busy) return;
     int status, close_after;
@@ -272,6 +278,7 @@ static void readable(connection_t *c, int64_t now) {
     latencies[completed] = now - c->intended;
     services[completed] = now - c->sent;
     completed++;
+    if (now <= schedule_end) completed_in_window++;
     if (status < 200 || status > 299) non2xx++;
     c->busy = 0;
     c->used = 0;
@@ -375,7 +382,7 @@ int main(int argc, char **argv) {
 
     double cpu_start = cpu_seconds();
     t0 = now_ns() + 1000000; /* 1 ms from now */
-    int64_t schedule_end = t0 + (int64_t)(duration * 1e9);
+    schedule_end = t0 + (int64_t)(duration * 1e9);
     int64_t drain_end = schedule_end + (int64_t)(drain_seconds * 1e9);
     for (;;) {
         int64_t now = now_ns();
@@ -433,7 +440,7 @@ int main(int argc, char **argv) {
     qsort(services, completed, sizeof *services, compare);
     printf("BENCH {\"requests\":%zu,\"seconds\":%.3f,\"non2xx\":%zu,\"socketErrors\":%zu,"
            "\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f,"
-           "\"serviceP50\":%.3f,\"serviceP99\":%.3f,\"offered\":%.1f,\"planned\":%zu,\"unsent\":%zu,"
+           "\"serviceP50\":%.3f,\"serviceP99\":%.3f,\"offered\":%.1f,\"achieved\":%.1f,\"planned\":%zu,\"unsent\":%zu,"
            "\"outstanding\":%zu,\"lateSends\":%zu,\"lagP99\":%.3f,\"lagMax\":%.3f,"
            "\"reconnects\":%zu,\"generatorCpu\":%.4f,\"connections\":%d,"
            "\"bodiesUsed\":%zu,\"bodiesAvailable\":%zu,\"wrappedThreads\":%d}\n",
@@ -441,7 +448,8 @@ int main(int argc, char **argv) {
            percentile_ms(latencies, completed, 0.5), percentile_ms(latencies, completed, 0.9),
            percentile_ms(latencies, completed, 0.99), percentile_ms(latencies, completed, 0.999),
            completed ? (double)latencies[completed - 1] / 1e6 : 0.0,
-           percentile_ms(services, completed, 0.5), percentile_ms(services, completed, 0.99), rate, planned, unsent,
+           percentile_ms(services, completed, 0.5), percentile_ms(services, completed, 0.99), rate,
+           (double)completed_in_window / duration, planned, unsent,
            outstanding, late_sends, percentile_ms(lags, sent, 0.99), (double)lag_max / 1e6, reconnects, cpu,
            connection_count, single_request ? 0 : sent, single_request ? 0 : request_count, exhausted);
     return 0;
