@@ -9,13 +9,12 @@ Results are printed as a table with the targets and appended to bench/RESULTS.md
 Usage: bench/scenarios/run.py --herald .build/release/herald [--quick] [--scale 1000,1000000]
 """
 import argparse
-import concurrent.futures
 import hashlib
 import http.client
-import itertools
 import json
 import multiprocessing
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -24,7 +23,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
 import uuid
@@ -223,21 +221,25 @@ class Herald(Endpoint):
 
 def seed_rows(count, prefix, now):
     """The `accounts` and `identities` rows of `count` returning users `prefix.%07d`, as
-    AccountStore writes them (an Apple identity with a verified email)."""
-    for i in range(count):
-        account = secrets.token_urlsafe(16)
-        email = f"user{i}@{prefix}.bench.example"
-        yield ((account, REALM, email, now, now), (REALM, f"{prefix}.{i:07d}", account, email, now))
+    AccountStore writes them (an Apple identity with a verified email; the account id a random
+    16-byte base64url token like `SecureRandom.token`), as two generators over the same ids.
+    Ids are handed out in sorted order and emails zero-padded, so every index of both tables
+    is filled in key order (appends, not random B-tree inserts: 1,000,000 accounts seed
+    several times faster)."""
+    ids = sorted(secrets.token_urlsafe(16) for _ in range(count))
+    email = lambda i: f"user{i:07d}@{prefix}.bench.example"
+    return (((account, REALM, email(i), now, now) for i, account in enumerate(ids)),
+            ((REALM, f"{prefix}.{i:07d}", account, email(i), now) for i, account in enumerate(ids)))
 
 
 def seed_accounts_postgres(cluster, count, prefix):
     """The same rows as `seed_accounts`, inserted into PostgreSQL through psql (one
     transaction); the values are generated here (URL-safe ids, ASCII emails), never quoted input."""
     started = time.monotonic()
-    rows = list(seed_rows(count, prefix, int(time.time())))
+    account_rows, identity_rows = seed_rows(count, prefix, int(time.time()))
     accounts = ",\n".join(f"('{a}', '{r}', '{e}', 1, 0, NULL, NULL, NULL, 'active', {c}, {u})"
-                          for (a, r, e, c, u), _ in rows)
-    identities = ",\n".join(f"('{r}', 'apple', '{o}', '{a}', '{e}', {t})" for _, (r, o, a, e, t) in rows)
+                          for a, r, e, c, u in account_rows)
+    identities = ",\n".join(f"('{r}', 'apple', '{o}', '{a}', '{e}', {t})" for r, o, a, e, t in identity_rows)
     cluster.psql("INSERT INTO accounts (id, realm_id, email, email_verified, is_private_email, given_name,"
                  " family_name, display_name, status, created_at, updated_at) VALUES\n" + accounts + ";\n"
                  "INSERT INTO identities (realm_id, provider, open_id, account_id, email, linked_at) VALUES\n"
@@ -247,22 +249,26 @@ def seed_accounts_postgres(cluster, count, prefix):
 
 def seed_accounts(db, count, prefix):
     """Inserts `count` accounts with Apple identities `prefix.%07d` straight into SQLite
-    (server stopped), the rows AccountStore would write."""
+    (server stopped), the rows AccountStore would write, in one transaction. The seeding
+    connection alone skips syncs (`synchronous=OFF`: nothing is measured yet, and the file is
+    complete once it closes) and has a 256 MB page cache."""
     started = time.monotonic()
     now = int(time.time())
     connection = sqlite3.connect(db)
     connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=OFF")
+    connection.execute("PRAGMA cache_size=-262144")
+    account_rows, identity_rows = seed_rows(count, prefix, now)
     with connection:
-        rows = seed_rows(count, prefix, now)
-        while batch := list(itertools.islice(rows, 50_000)):
-            connection.executemany(
-                "INSERT INTO accounts (id, realm_id, email, email_verified, is_private_email, given_name,"
-                " family_name, display_name, status, created_at, updated_at)"
-                " VALUES (?, ?, ?, 1, 0, NULL, NULL, NULL, 'active', ?, ?)", [account for account, _ in batch])
-            connection.executemany(
-                "INSERT INTO identities (realm_id, provider, open_id, account_id, email, linked_at)"
-                " VALUES (?, 'apple', ?, ?, ?, ?)", [(r, o, a, e, t) for _, (r, o, a, e, t) in batch])
+        connection.executemany(
+            "INSERT INTO accounts (id, realm_id, email, email_verified, is_private_email, given_name,"
+            " family_name, display_name, status, created_at, updated_at)"
+            " VALUES (?, ?, ?, 1, 0, NULL, NULL, NULL, 'active', ?, ?)", account_rows)
+        connection.executemany(
+            "INSERT INTO identities (realm_id, provider, open_id, account_id, email, linked_at)"
+            " VALUES (?, 'apple', ?, ?, ?, ?)", identity_rows)
     connection.execute("ANALYZE")
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     connection.close()
     return time.monotonic() - started
 
@@ -962,7 +968,6 @@ def synchronous_setting():
             text = f.read()
     except OSError:
         return None
-    import re
     found = re.findall(r"PRAGMA synchronous\s*=\s*(\w+)", text)
     return found[0].upper() if len(set(found)) == 1 else None
 
