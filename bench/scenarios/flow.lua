@@ -98,17 +98,19 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, requests)
-    local flows_done, started_total, available_total, wraps = 0, 0, 0, 0
+    local flows_done, started_total, available_total, wraps, per_thread = 0, 0, 0, 0, {}
     for _, thread in ipairs(threads) do
+        -- The identity tokens a thread sent: the first `logins` of its lines.
+        table.insert(per_thread, tostring(thread:get("logins")))
         flows_done = flows_done + thread:get("completed")
         started_total = started_total + thread:get("started")
         available_total = available_total + thread:get("available")
         wraps = wraps + thread:get("wrapped")
     end
     io.write(string.format(
-        "BENCH {\"requests\":%d,\"seconds\":%.3f,\"non2xx\":%d,\"socketErrors\":%d,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f,\"flows\":%d,\"flowsStarted\":%d,\"bodiesUsed\":%d,\"bodiesAvailable\":%d,\"wrappedThreads\":%d}\n",
+        "BENCH {\"requests\":%d,\"seconds\":%.3f,\"non2xx\":%d,\"socketErrors\":%d,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f,\"flows\":%d,\"flowsStarted\":%d,\"bodiesUsed\":%d,\"bodiesAvailable\":%d,\"wrappedThreads\":%d,\"usedPerThread\":[%s]}\n",
         summary.requests, summary.duration / 1e6, summary.errors.status,
         summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
         latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000,
-        flows_done, started_total, started_total, available_total, wraps))
+        flows_done, started_total, started_total, available_total, wraps, table.concat(per_thread, ",")))
 end

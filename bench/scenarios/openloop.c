@@ -11,7 +11,9 @@
  * epoll_pwait2 (a nanosecond timeout, 1 µs timer slack) wakes the loop at the next intended
  * time; every due request goes out on an idle connection. When all N are busy, due requests
  * wait in order (nothing is dropped or re-timed) and their wait counts in their latency; the
- * lag between intended and actual send is reported (`lagP99`, `lagMax`, `lateSends` > 1 ms).
+ * lag between intended and actual send is reported (`lagP99`, `lagMax`, `lateSends` > 1 ms), and
+ * `queued` counts the requests that waited for a free connection (the rest of any lag is the
+ * generator itself being late, e.g. descheduled).
  * Requests come pre-formatted: one per line of --bodies (POSTed once each, as bodies.lua
  * does; identity and refresh tokens are single-use), or a fixed GET. Answers are parsed for
  * the status and Content-Length or chunked framing; a non-2xx status is counted.
@@ -72,7 +74,8 @@ static size_t request_count;
 static int single_request; /* --get: every request is requests[0] */
 
 static int64_t *latencies, *services, *lags;
-static size_t completed, completed_in_window, non2xx, socket_errors, late_sends, unsent, reconnects;
+static size_t completed, completed_in_window, non2xx, socket_errors, late_sends, unsent, reconnects, queued;
+static int backlogged; /* due requests found every connection busy and wait */
 
 static int epoll_fd;
 static connection_t *connections;
@@ -386,9 +389,17 @@ int main(int argc, char **argv) {
     int64_t drain_end = schedule_end + (int64_t)(drain_seconds * 1e9);
     for (;;) {
         int64_t now = now_ns();
-        while (next_index < planned && intended(next_index) <= now) {
+        for (;;) {
+            if (next_index >= planned || intended(next_index) > now) {
+                backlogged = 0; /* caught up */
+                break;
+            }
             connection_t *c = take_idle();
-            if (!c) break; /* every connection busy: due requests wait, their latency runs on */
+            if (!c) {
+                backlogged = 1; /* every connection busy: due requests wait, their latency runs on */
+                break;
+            }
+            if (backlogged) queued++;
             send_request(c, next_index++, now);
         }
         size_t in_flight = 0;
@@ -441,7 +452,7 @@ int main(int argc, char **argv) {
     printf("BENCH {\"requests\":%zu,\"seconds\":%.3f,\"non2xx\":%zu,\"socketErrors\":%zu,"
            "\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f,"
            "\"serviceP50\":%.3f,\"serviceP99\":%.3f,\"offered\":%.1f,\"achieved\":%.1f,\"planned\":%zu,\"unsent\":%zu,"
-           "\"outstanding\":%zu,\"lateSends\":%zu,\"lagP99\":%.3f,\"lagMax\":%.3f,"
+           "\"outstanding\":%zu,\"queued\":%zu,\"lateSends\":%zu,\"lagP99\":%.3f,\"lagMax\":%.3f,"
            "\"reconnects\":%zu,\"generatorCpu\":%.4f,\"connections\":%d,"
            "\"bodiesUsed\":%zu,\"bodiesAvailable\":%zu,\"wrappedThreads\":%d}\n",
            completed, duration, non2xx, socket_errors + outstanding + unsent,
@@ -450,7 +461,7 @@ int main(int argc, char **argv) {
            completed ? (double)latencies[completed - 1] / 1e6 : 0.0,
            percentile_ms(services, completed, 0.5), percentile_ms(services, completed, 0.99), rate,
            (double)completed_in_window / duration, planned, unsent,
-           outstanding, late_sends, percentile_ms(lags, sent, 0.99), (double)lag_max / 1e6, reconnects, cpu,
+           outstanding, queued, late_sends, percentile_ms(lags, sent, 0.99), (double)lag_max / 1e6, reconnects, cpu,
            connection_count, single_request ? 0 : sent, single_request ? 0 : request_count, exhausted);
     return 0;
 }

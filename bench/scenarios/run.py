@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Herald end-to-end benchmark: native login (returning and new users), refresh, the full
-third-party flow, and the HTTP ceiling (/healthz, /jwks.json), against the release binary.
+"""Herald end-to-end benchmark: native login (returning and new users), /token and session
+refresh, the full third-party flow, the HTTP ceiling (/healthz, /jwks.json), open-loop runs at
+a fixed rate, two nodes on PostgreSQL and 1,000,000 accounts, against the release binary.
 
 A fake Apple (RSA key + JWKS on loopback) mints identity tokens with unique nonces, since the
-server refuses replays; wrk posts them from pre-built body files (bodies.lua), each body once.
-Results are printed as a table with the targets and appended to bench/RESULTS.md.
+server refuses replays; wrk posts them from pre-built body files (bodies.lua), each body once;
+flow.lua chains the third-party flow; openloop.c sends at a fixed rate (no coordinated
+omission). Results are printed as a table, then issue #15's targets as target | measured | met,
+and appended to bench/RESULTS.md (unless --no-record).
 
-Usage: bench/scenarios/run.py --herald .build/release/herald [--quick] [--scale 1000,1000000]
+Usage: bench/scenarios/run.py --herald .build/release/herald [--duration 10] [--warmup 3]
+       [--connections 64] [--scenarios ceiling,returning,...] [--scale 1000,1000000] [--no-record]
 """
 import argparse
 import hashlib
@@ -595,6 +599,29 @@ class SyncCounter:
         return total if seen == 2 else None
 
 
+class BodyFile:
+    """A file of request bodies, one single-use item (identity token, refresh token) each. After
+    a run, `give_back` returns the items that were never sent to their bank for a later run:
+    pools are sized generously (a dry pool invalidates a run), and minting identity tokens (RSA
+    in Python) is most of the harness's own time."""
+
+    def __init__(self, path, items, bank):
+        self.path, self.items, self.bank = path, items, bank
+
+    def give_back(self, result):
+        if self.bank is None or result.get("wrappedThreads"):
+            return  # a thread that wrapped may have sent any of its items
+        per_thread = result.get("usedPerThread")
+        if per_thread:      # wrk: thread k of T sent its first used[k] lines of k, k+T, …
+            threads = len(per_thread)
+            unused = [item for i, item in enumerate(self.items) if i // threads >= per_thread[i % threads]]
+        elif "planned" in result:   # openloop: lines 0 … bodiesUsed-1 were sent
+            unused = self.items[result["bodiesUsed"]:]
+        else:
+            return
+        self.bank.extend(unused)
+
+
 class Bench:
     def __init__(self, args):
         self.args = args
@@ -603,17 +630,52 @@ class Bench:
         self.results = []   # rows for the table
         self.duration = args.duration
         self.warmup = args.warmup
+        # Unsent single-use items, for later runs: identity tokens of returning users (by
+        # seeded count and prefix: the same subjects exist in every database seeded alike) and
+        # refresh tokens of the current SQLite server's database.
+        self.identity_banks = {}
+        self.refresh_bank = []
 
     # -- body files ----------------------------------------------------------------------------
-    def login_bodies(self, name, subs, emails=None, state=None, client=FIRST_PARTY):
-        jobs = [(sub, emails[i] if emails else None) for i, sub in enumerate(subs)]
+    # Herald refuses an identity token whose `iat` is over an hour old: banked ones are used
+    # within this many seconds of minting, or dropped.
+    BANK_SECONDS = 2400
+
+    def mint(self, jobs):
+        """Identity tokens for (sub, email) jobs, as (token, raw nonce, minted at)."""
         started = time.monotonic()
-        minted = self.apple.mint(jobs)
-        log(f"  minted {len(minted)} identity tokens in {time.monotonic() - started:.1f}s")
+        minted = self.apple.mint(jobs) if jobs else []
+        if jobs:
+            log(f"  minted {len(minted)} identity tokens in {time.monotonic() - started:.1f}s")
+        return [(token, nonce, started) for token, nonce in minted]
+
+    def returning_tokens(self, count, prefix="bench.seed"):
+        """`count` unused identity tokens (token, raw nonce) of returning users: banked ones
+        first, the rest minted. Returns them and their bank."""
+        bank = self.identity_banks.setdefault((self.seeded, prefix), [])
+        bank[:] = [item for item in bank if time.monotonic() - item[2] < self.BANK_SECONDS]
+        taken = bank[:count]
+        del bank[:count]
+        if len(taken) < count:
+            log(f"  {len(taken)} identity tokens from the bank")
+            taken += self.mint([(s, None) for s in self.returning_subs(count - len(taken), 1000, prefix)])
+        else:
+            log(f"  {count} identity tokens from the bank")
+        return taken, bank
+
+    def login_file(self, name, minted, bank, client=FIRST_PARTY):
         path = os.path.join(self.folder, name)
         write_lines(path, (json.dumps({"identityToken": token, "clientId": client, "nonce": nonce},
-                                      separators=(",", ":")) for token, nonce in minted))
-        return path
+                                      separators=(",", ":")) for token, nonce, _ in minted))
+        return BodyFile(path, minted, bank)
+
+    def login_bodies(self, name, subs, emails=None, client=FIRST_PARTY):
+        """Logins of new subjects (nothing to bank: each subject is created once)."""
+        minted = self.mint([(sub, emails[i] if emails else None) for i, sub in enumerate(subs)])
+        return self.login_file(name, minted, None, client)
+
+    def returning_bodies(self, name, count, prefix="bench.seed"):
+        return self.login_file(name, *self.returning_tokens(count, prefix))
 
     def returning_subs(self, count, pool, prefix):
         """`count` logins spread over `pool` seeded subjects (a pool of 1,000 returning users)."""
@@ -656,7 +718,9 @@ class Bench:
         warm = make_bodies(int(max(self.args.warmup_rate, (rate_hint or 0)) * self.warmup * 1.6) + 2000)
         # The durability check counts the server's syncs during the (unmeasured) warm-up.
         syncs = SyncCounter(self.herald.process.pid, self.folder) if count_syncs else None
-        result = wrk(self.herald.base, connections, f"{self.warmup}s", bodies=warm, path=path, content_type=content_type)
+        result = wrk(self.herald.base, connections, f"{self.warmup}s", bodies=warm.path, path=path,
+                     content_type=content_type)
+        warm.give_back(result)
         if syncs:
             self.durability = (syncs.stop(), result["requests"])
         warmup_failures = result["non2xx"] + result["socketErrors"]
@@ -669,9 +733,10 @@ class Bench:
         bodies = make_bodies(needed)
         side = getattr(self.herald, "side_cpu_seconds", dict)
         cpu, side_before = self.herald.cpu_seconds(), side()
-        result = wrk(self.herald.base, connections, f"{self.duration}s", bodies=bodies, path=path,
+        result = wrk(self.herald.base, connections, f"{self.duration}s", bodies=bodies.path, path=path,
                      content_type=content_type)
         result["cpu"] = self.herald.cpu_seconds() - cpu
+        bodies.give_back(result)
         result["warmupNon2xx"] = warmup_failures
         # Several nodes: what nginx and PostgreSQL spent per request, beside the nodes' CPU.
         result["side_cpu"] = {name: seconds - side_before[name] for name, seconds in side().items()}
@@ -688,7 +753,7 @@ class Bench:
 
     def returning(self, connections, label="1 login, returning", prefix="bench.seed", strict_warmup=True):
         path = f"/api/oauth/{REALM}/apple/native-login"
-        make = lambda n: self.login_bodies("returning.jsonl", self.returning_subs(n, 1000, prefix))
+        make = lambda n: self.returning_bodies("returning.jsonl", n, prefix)
         result = self.bodies_run(label, path, connections, make, rate_hint=self.login_rate, strict_warmup=strict_warmup,
                                  count_syncs=not hasattr(self, "durability") and isinstance(self.herald, Herald))
         note = f"warm-up non-2xx: {result['warmupNon2xx']}" if result["warmupNon2xx"] else ""
@@ -706,14 +771,20 @@ class Bench:
                                                                                  rate_hint=self.login_rate))
 
     def sessions(self, count):
-        """`count` refresh tokens from real branch-A logins (wrk in capture mode, not measured)."""
-        bodies = self.login_bodies("sessions.jsonl", self.returning_subs(count, 1000, "bench.seed"))
+        """`count` refresh tokens: banked ones first (unsent by an earlier refresh run on this
+        database), the rest from real branch-A logins (wrk in capture mode, not measured)."""
+        tokens = self.refresh_bank[:count]
+        del self.refresh_bank[:count]
+        if len(tokens) >= count:
+            log(f"  {count} sessions from the bank")
+            return tokens
+        count -= len(tokens)
+        bodies = self.returning_bodies("sessions.jsonl", count)
         prefix = os.path.join(self.folder, "captured")
         rate = max(200, self.login_rate)
         seconds = int(count / rate * 1.5) + 3
-        wrk(self.herald.base, 16, f"{seconds}s", bodies=bodies, path=f"/api/oauth/{REALM}/apple/native-login",
+        wrk(self.herald.base, 16, f"{seconds}s", bodies=bodies.path, path=f"/api/oauth/{REALM}/apple/native-login",
             capture=prefix)
-        tokens = []
         for name in os.listdir(self.folder):
             if name.startswith("captured."):
                 with open(os.path.join(self.folder, name)) as f:
@@ -739,7 +810,7 @@ class Bench:
             tokens = self.sessions(n)
             file = os.path.join(self.folder, f"refresh-{kind}.body")
             write_lines(file, (encode(t) for t in tokens))
-            return file
+            return BodyFile(file, tokens, self.refresh_bank)
         return label, path, content_type, make
 
     def refresh(self, connections, kind="token"):
@@ -752,9 +823,9 @@ class Bench:
         """`count` third-party flows for flow.lua: the /authorize path (its own state and S256
         challenge), the state, the PKCE verifier and a native-login body (a fresh identity token of
         a returning user) up to the downstreamState value."""
-        minted = self.apple.mint([(s, None) for s in self.returning_subs(count, 1000, "bench.seed")])
+        minted, bank = self.returning_tokens(count)
         lines = []
-        for token, raw_nonce in minted:
+        for token, raw_nonce, _ in minted:
             verifier = secrets.token_urlsafe(48)
             challenge = b64url(hashlib.sha256(verifier.encode()).digest())
             state = secrets.token_urlsafe(16)
@@ -767,7 +838,7 @@ class Bench:
             lines.append(f"/api/oauth/{REALM}/authorize?{query}\t{state}\t{verifier}\t{login[:-3]}\"")
         path = os.path.join(self.folder, "flows.tsv")
         write_lines(path, lines)
-        return path
+        return BodyFile(path, minted, bank)
 
     def flows(self, connections):
         """Scenario 4: authorize → native login (branch B, downstreamState) → code exchange with
@@ -780,16 +851,20 @@ class Bench:
         script = os.path.join(HERE, "flow.lua")
         # A flow is at least three requests: at most a third of the login rate, with margin.
         rate = max(self.login_rate, self.args.warmup_rate) * 0.6
-        environment["BENCH_FLOWS"] = self.flow_lines(int(rate * self.warmup * 1.6) + 1000)
+        flows = self.flow_lines(int(rate * self.warmup * 1.6) + 1000)
+        environment["BENCH_FLOWS"] = flows.path
         warm = wrk(self.herald.base, connections, f"{self.warmup}s", script=script, environment=environment)
+        flows.give_back(warm)
         if warm["non2xx"] or warm["socketErrors"]:
             raise RuntimeError(f"{label}: warm-up answered {warm['non2xx']} non-2xx ({warm}):\n" + self.herald.failures())
         needed = int(max(warm["flows"] / warm["seconds"], rate) * self.duration * 1.6) + 1000
         log(f"  {label} c={connections}: warm-up {warm['flows'] / warm['seconds']:.0f} flows/s; preparing {needed} flows")
-        environment["BENCH_FLOWS"] = self.flow_lines(needed)
+        flows = self.flow_lines(needed)
+        environment["BENCH_FLOWS"] = flows.path
         cpu = self.herald.cpu_seconds()
         result = wrk(self.herald.base, connections, f"{self.duration}s", script=script, environment=environment)
         result["cpu"] = self.herald.cpu_seconds() - cpu
+        flows.give_back(result)
         requests_per_second = result["rps"]
         # The row counts flows: flows/s, server CPU per flow; latencies are per request.
         result["requests"], result["rps"] = result["flows"], result["flows"] / result["seconds"]
@@ -801,22 +876,26 @@ class Bench:
     def open_loop(self, label, path, content_type, make_bodies, rate, note):
         connections = self.args.open_connections
         port = self.herald.port
-        warm = openloop(self.folder, port, rate, self.warmup, connections, bodies=make_bodies(int(rate * self.warmup) + 50),
-                        path=path, content_type=content_type)
+        bodies = make_bodies(int(rate * self.warmup) + 50)
+        warm = openloop(self.folder, port, rate, self.warmup, connections, bodies=bodies.path, path=path,
+                        content_type=content_type)
+        bodies.give_back(warm)
         if warm["non2xx"] or warm["socketErrors"] or warm["wrappedThreads"]:
             log(f"  {label}: warm-up non-2xx {warm['non2xx']}, socket errors/unanswered {warm['socketErrors']}")
         bodies = make_bodies(int(rate * self.duration) + 50)
         cpu = self.herald.cpu_seconds()
-        result = openloop(self.folder, port, rate, self.duration, connections, bodies=bodies, path=path,
+        result = openloop(self.folder, port, rate, self.duration, connections, bodies=bodies.path, path=path,
                           content_type=content_type)
         result["cpu"] = self.herald.cpu_seconds() - cpu
+        bodies.give_back(result)
         return self.record_open(label, connections, result, note)
 
     def record_open(self, label, connections, result, note):
         generator = result["generatorCpu"] / result["requests"] * 1e6 if result["requests"] else 0
         row = self.record(label, connections, result,
-                          f"{note}; p50/p99 from the intended send time (service p99 {result['serviceP99']:.1f} ms,"
-                          f" generator's send lag p99 {result['lagP99']:.1f} ms); generator {generator:.0f} µs CPU/req")
+                          f"{note}; p50/p99 from the intended send time (service p99 {result['serviceP99']:.1f} ms;"
+                          f" send lag p99 {result['lagP99']:.1f} ms, {result['queued']} requests waited for a free"
+                          f" connection); generator {generator:.0f} µs CPU/req")
         row.update(offered=result["offered"], generator_us=generator, lag_p99=result["lagP99"])
         return row
 
@@ -828,7 +907,7 @@ class Bench:
         fraction = self.args.open_fraction
         login = find(self.results, "1 login", c) or self.returning(c)
         path = f"/api/oauth/{REALM}/apple/native-login"
-        make = lambda n: self.login_bodies("open-returning.jsonl", self.returning_subs(n, 1000, "bench.seed"))
+        make = lambda n: self.returning_bodies("open-returning.jsonl", n)
         rates = [fraction * login["rps"]]
         self.open_loop("1 login, returning, open loop", path, "application/json", make, rates[-1],
                        f"offered {rates[-1]:.0f}/s = {fraction:.0%} of {login['rps']:.0f}/s")
@@ -894,6 +973,7 @@ class Bench:
         self.herald.stop()
         seconds = seed_accounts(self.herald.db, seeded, "bench.seed")
         self.seeded = seeded
+        self.refresh_bank = []   # the sessions of the previous database
         log(f"seeded {seeded} accounts in {seconds:.1f}s (load {machine_load()})")
         self.herald.start()
         # Sanity: a seeded subject is a returning user.
@@ -1105,7 +1185,8 @@ def main():
     report = table(bench)
     header = (f"## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} — commit {commit}\n\n"
               f"Machine: {cpu}; load average at start {started_load}, at end {machine_load()}. "
-              f"wrk -t2, {args.duration}s after {args.warmup}s warm-up; load generator on the same machine.\n")
+              f"wrk -t2, {args.duration}s after {args.warmup}s warm-up; open loop: openloop.c, {args.open_connections}"
+              f" connections at {args.open_fraction:.0%} of each maximum; load generator on the same machine.\n")
     print(header)
     print(report)
     if not args.no_record:
