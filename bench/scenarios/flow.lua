@@ -82,7 +82,7 @@ function response(status, headers, body)
     end
     local redirect = body:match('"redirectUri":"([^"]+)"')
     if redirect then
-        redirect = redirect:gsub("\\/", "/")
+        redirect = redirect:gsub("\\/", "/"):gsub("\\u0026", "&")
         local code, state = redirect:match("[?&]code=([^&]+)"), redirect:match("[?&]state=([^&]+)")
         local verifier = state and verifiers[state]
         if code and verifier then

@@ -709,13 +709,15 @@ class Bench:
         return row
 
     def bodies_run(self, scenario, path, connections, make_bodies, content_type="application/json", rate_hint=None,
-                   strict_warmup=True, count_syncs=False):
+                   strict_warmup=True, count_syncs=False, expected_rate=None):
         """Warm-up with its own bodies, then the measured run with enough bodies for it. With
         `strict_warmup` off, non-2xx answers in the warm-up are counted in the result
-        (`warmupNon2xx`) instead of ending the whole benchmark."""
+        (`warmupNon2xx`) instead of ending the whole benchmark. `expected_rate`, for bodies that
+        cannot be banked (new users), replaces the generous floors by the rate expected."""
         # Enough warm-up bodies that the warm-up never runs dry (a dry pool answers 401s): wrk
         # splits them evenly between its threads, which do not run equally fast.
-        warm = make_bodies(int(max(self.args.warmup_rate, (rate_hint or 0)) * self.warmup * 1.6) + 2000)
+        floor = expected_rate if expected_rate is not None else max(self.args.warmup_rate, rate_hint or 0)
+        warm = make_bodies(int(floor * self.warmup * 1.6) + 2000)
         # The durability check counts the server's syncs during the (unmeasured) warm-up.
         syncs = SyncCounter(self.herald.process.pid, self.folder) if count_syncs else None
         result = wrk(self.herald.base, connections, f"{self.warmup}s", bodies=warm.path, path=path,
@@ -727,7 +729,7 @@ class Bench:
         if warmup_failures and strict_warmup:
             raise RuntimeError(f"{scenario}: warm-up answered {result['non2xx']} non-2xx ({result}):\n" + self.herald.failures())
         # Sized for the fastest rate seen or plausible: a pool that runs dry turns into replays.
-        rate = max(result["rps"], rate_hint or 0, self.args.warmup_rate)
+        rate = max(result["rps"], floor)
         needed = int(rate * self.duration * 1.6) + 2000
         log(f"  {scenario} c={connections}: warm-up {result['rps']:.0f} req/s; preparing {needed} bodies")
         bodies = make_bodies(needed)
@@ -767,8 +769,11 @@ class Bench:
         def make(n):
             subs, emails = self.new_subs(n)
             return self.login_bodies("new.jsonl", subs, emails)
+        # A new-user login is slower than a returning one: sized for 70 % of this run's login
+        # rate or the warm-up's, whichever is higher (unsent new-user tokens serve no later run).
+        login = find(self.results, "1 login, returning", connections)
         return self.record("2 login, new user", connections, self.bodies_run("2 login, new user", path, connections, make,
-                                                                                 rate_hint=self.login_rate))
+                                                                                 expected_rate=0.7 * login["rps"] if login else None))
 
     def sessions(self, count):
         """`count` refresh tokens: banked ones first (unsent by an earlier refresh run on this
@@ -857,6 +862,9 @@ class Bench:
         flows.give_back(warm)
         if warm["non2xx"] or warm["socketErrors"]:
             raise RuntimeError(f"{label}: warm-up answered {warm['non2xx']} non-2xx ({warm}):\n" + self.herald.failures())
+        if warm["flows"] < 0.5 * warm["flowsStarted"] - connections:
+            # Every answer was 2xx, yet flows did not finish: flow.lua no longer understands one.
+            raise RuntimeError(f"{label}: warm-up completed {warm['flows']} of {warm['flowsStarted']} flows ({warm})")
         needed = int(max(warm["flows"] / warm["seconds"], rate) * self.duration * 1.6) + 1000
         log(f"  {label} c={connections}: warm-up {warm['flows'] / warm['seconds']:.0f} flows/s; preparing {needed} flows")
         flows = self.flow_lines(needed)
