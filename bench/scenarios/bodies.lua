@@ -54,7 +54,7 @@ end
 -- Defined only then, since wrk hands every body to Lua when response() exists.
 if os.getenv("BENCH_CAPTURE") then
     function response(status, headers, body)
-        local token = body:match('"refreshToken":"([^"]+)"') or body:match('"refresh_token":"([^"]+)"')
+        local token = body:match('"refreshToken"%s*:%s*"([^"]+)"') or body:match('"refresh_token"%s*:%s*"([^"]+)"')
         if token then capture:write(token, "\n") end
     end
 end

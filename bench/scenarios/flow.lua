@@ -73,14 +73,14 @@ end
 
 function response(status, headers, body)
     if status ~= 200 then return end  -- wrk counts >= 400 as errors; the flow is dropped
-    local downstream = body:match('"downstreamState":"([^"]+)"')
+    local downstream = body:match('"downstreamState"%s*:%s*"([^"]+)"')
     if downstream then
         -- Any unused identity token will do: the next one of this thread's flows.
         logins = logins + 1
         push(wrk.format("POST", login_path, json, flows[logins].login .. downstream .. '"}'))
         return
     end
-    local redirect = body:match('"redirectUri":"([^"]+)"')
+    local redirect = body:match('"redirectUri"%s*:%s*"([^"]+)"')
     if redirect then
         redirect = redirect:gsub("\\/", "/"):gsub("\\u0026", "&")
         local code, state = redirect:match("[?&]code=([^&]+)"), redirect:match("[?&]state=([^&]+)")
