@@ -24,12 +24,12 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "Realms", dependencies: ["Storage", "JOSE"]),
         .target(name: "TokenIssuer", dependencies: ["JOSE", "Storage", "Realms"]),
-        .target(name: "Grants", dependencies: ["Storage", "Realms", "TokenIssuer"]),
+        .target(name: "Grants", dependencies: ["JOSE", "Storage", "Realms"]),
         .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "TokenIssuer", "Grants"]),
         .target(name: "HeraldServer", dependencies: [
             "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "HeraldApple",
         ]),
-        .executableTarget(name: "herald", dependencies: ["HeraldServer", "HeraldApple", "Storage", "JOSE"]),
+        .executableTarget(name: "herald", dependencies: ["HeraldServer", "HeraldApple", "Realms", "Storage"]),
 
         // Shared test support: fake Apple (keys, JWKS server, token minting), server launcher.
         .target(name: "HeraldTestSupport", dependencies: ["JOSE", "HTTPServer", "Storage"], path: "Tests/Support"),
@@ -40,8 +40,11 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "RealmsTests", dependencies: ["Realms", "Storage", "JOSE", "HeraldTestSupport"]),
         .testTarget(name: "TokenIssuerTests", dependencies: ["TokenIssuer", "Realms", "Storage", "JOSE", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
-        .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldTestSupport", "JOSE", "Storage", "TokenIssuer"]),
+        .testTarget(name: "GrantsTests", dependencies: ["Grants"]),
+        .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Realms", "Storage"]),
+        .testTarget(name: "HeraldServerTests", dependencies: [
+            "HeraldServer", "HeraldTestSupport", "JOSE", "Storage", "Realms", "TokenIssuer", "Grants", "HeraldApple",
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )
