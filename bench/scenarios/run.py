@@ -783,7 +783,8 @@ class Bench:
         if len(tokens) >= count:
             log(f"  {count} sessions from the bank")
             return tokens
-        count -= len(tokens)
+        banked = len(tokens)
+        count -= banked
         bodies = self.returning_bodies("sessions.jsonl", count)
         prefix = os.path.join(self.folder, "captured")
         rate = max(200, self.login_rate)
@@ -795,7 +796,7 @@ class Bench:
                 with open(os.path.join(self.folder, name)) as f:
                     tokens.extend(line.strip() for line in f if line.strip())
                 os.remove(os.path.join(self.folder, name))
-        log(f"  captured {len(tokens)} sessions of {count} in {seconds}s")
+        log(f"  {banked} sessions from the bank, captured {len(tokens) - banked} of {count} in {seconds}s")
         return tokens
 
     # The two refresh routes: `/token` (OAuth, form) and the first-party session API (JSON), each
