@@ -136,19 +136,6 @@ public struct SigningKeyRing: Sendable {
         }
     }
 
-    /// The realm's active key, decrypted, or nil when the realm has none.
-    public func activeKey(realmID: String) async throws -> ActiveSigningKey? {
-        let row = try await database.read { db in
-            try db.queryOne("SELECT kid, algorithm, private_key FROM signing_keys WHERE realm_id = ? AND status = 'active'",
-                            .text(realmID)).map { row in
-                (kid: try row.string("kid"), algorithm: try row.string("algorithm"), sealed: try row.bytes("private_key"))
-            }
-        }
-        guard let row, let algorithm = SigningAlgorithm(rawValue: row.algorithm) else { return nil }
-        let der = try masterKey.open(row.sealed, context: Self.sealContext(realmID: realmID, kid: row.kid))
-        return ActiveSigningKey(kid: row.kid, algorithm: Self.jwsAlgorithm(algorithm), privateKey: try PrivateKey(pkcs8DER: der))
-    }
-
     /// Associated data binding a sealed key to its realm and kid.
     static func sealContext(realmID: String, kid: String) -> String { "signing-key:\(realmID):\(kid)" }
 
