@@ -16,7 +16,7 @@ struct RequestCountSharingTests {
     }
 
     static func database(in directory: TemporaryDirectory) async throws -> SQLiteDatabase {
-        let database = try SQLiteDatabase(path: directory.file("limits.db"))
+        let database = try SQLiteDatabase(path: directory.file("limits.db"), now: { Date() })
         try await database.migrate(RequestRateLimiter.migrations)
         return database
     }

@@ -64,7 +64,7 @@ struct SessionReadOutageTests {
 
     /// Runs `body` while another connection holds `sessions` in ACCESS EXCLUSIVE mode.
     private func withSessionsTableLocked(url: String, _ body: () async throws -> Void) async throws {
-        let locker = try PostgresDatabase(url: url, connectionCount: 1)
+        let locker = try PostgresDatabase(url: url, connectionCount: 1, now: { Date() })
         let lock = LockState()
         let holding = Task {
             try await locker.write { db in

@@ -23,7 +23,7 @@ public final class HeraldApplication: Sendable {
     /// `open`, with the housekeeping loop to run (tests pace its rounds).
     static func open(configuration: HeraldConfiguration, logger: Logger, now: @escaping @Sendable () -> Date,
                      maintenance: MaintenanceLoop) async throws -> HeraldApplication {
-        let database = try await openDatabase(configuration: configuration)
+        let database = try await openDatabase(configuration: configuration, now: now)
         do {
             let masterKey = try MasterKeyLoader.load(configuration: configuration)
             let issuers = RealmIssuers(publicURL: configuration.publicURL)
@@ -63,8 +63,9 @@ public final class HeraldApplication: Sendable {
     }
 
     /// Opens the configured database and applies every module's migrations (also `herald migrate`).
-    public static func openDatabase(configuration: HeraldConfiguration) async throws -> any Database {
-        let database = try DatabaseOpener.open(configuration.database)
+    public static func openDatabase(configuration: HeraldConfiguration,
+                                    now: @escaping @Sendable () -> Date) async throws -> any Database {
+        let database = try DatabaseOpener.open(configuration.database, now: now)
         do {
             try await database.migrate(HeraldMigrations.all)
         } catch {
