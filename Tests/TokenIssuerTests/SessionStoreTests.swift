@@ -79,6 +79,26 @@ struct SessionStoreTests {
         #expect(noOpenID.idToken == nil)
     }
 
+    @Test("the first-party answer shows the account and signs no ID token; the token endpoint's signs one",
+          arguments: Backend.allCases)
+    func answerDecidesIDTokenAndProfile(backend: Backend) async throws {
+        let fixture = try await TokenFixture(backend)
+        let sessions = fixture.tokens.sessions
+        let request = fixture.request()
+        let firstParty = try await fixture.database.write { db in
+            try sessions.startSession(in: db, request, answer: .firstParty)
+        }
+        let issued = try sessions.issue(firstParty)
+        #expect(issued.idToken == nil, "openid is granted, but the first-party answer has no field for an ID token")
+        #expect(issued.profile?.account.id == fixture.accountID)
+        let endpoint = try await fixture.database.write { db in
+            try sessions.startSession(in: db, request, answer: .tokenEndpoint)
+        }
+        let forEndpoint = try sessions.issue(endpoint)
+        #expect(forEndpoint.idToken != nil)
+        #expect(forEndpoint.profile == nil)
+    }
+
     @Test("refresh may narrow the scope but not widen it; a widening attempt does not burn the token", arguments: Backend.allCases)
     func scopeNarrowing(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)

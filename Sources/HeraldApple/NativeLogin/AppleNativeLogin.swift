@@ -236,7 +236,7 @@ public struct AppleNativeLogin: Sendable {
                 accessTokenTTL: client.accessTokenTTL ?? realm.accessTokenTTL,
                 refreshTokenTTL: client.refreshTokenTTL ?? realm.refreshTokenTTL,
                 refreshIdleTTL: client.refreshIdleTTL ?? realm.refreshIdleTTL, ipBinding: client.ipBinding),
-                account: resolution.account, withProfile: true)
+                account: resolution.account, answer: .firstParty)
             return .session(resolution, prepared)
         } catch let error as StorageError {
             throw error

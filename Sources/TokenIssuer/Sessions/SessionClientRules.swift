@@ -10,6 +10,14 @@ public enum RefreshPresenter: Sendable {
     /// a confidential client refreshes at the token endpoint with its authentication.
     case sessionAPI(clientID: String)
 
+    /// The answer the presenter's refresh is issued for.
+    var answer: SessionAnswer {
+        switch self {
+        case .authenticatedClient: .tokenEndpoint
+        case .sessionAPI: .firstParty
+        }
+    }
+
     /// The client id the presenter speaks for.
     var clientID: String {
         switch self {

@@ -28,7 +28,7 @@ public struct SessionStore: Sendable {
     /// Starts a session for an authenticated account and issues its first tokens. Throws
     /// `TokenError` (`accountDisabled`, `accountDeleted`, `noSigningKey`) or a storage error.
     public func startSession(_ request: SessionRequest) async throws -> IssuedTokens {
-        let prepared = try await database.write { db in try self.startSession(in: db, request) }
+        let prepared = try await database.write { db in try self.startSession(in: db, request, answer: .tokenEndpoint) }
         return try issue(prepared)
     }
 
@@ -40,9 +40,10 @@ public struct SessionStore: Sendable {
     /// `accountDeleted`, `noSigningKey`), a storage error, or a key-opening error.
     /// `account` is the request's account as the caller already read it in this transaction
     /// (native login's resolution), which spares reading it again; nil reads it here.
-    /// `withProfile` also reads its identities here, for a response that shows the user.
-    public func startSession(in db: any SQLExecutor, _ request: SessionRequest,
-                             account: Account? = nil, withProfile: Bool = false) throws -> PreparedSession {
+    /// `answer` says what else is issued: the first-party answer's profile (the account's
+    /// identities, read here) or the token endpoint's ID token.
+    public func startSession(in db: any SQLExecutor, _ request: SessionRequest, account: Account? = nil,
+                             answer: SessionAnswer) throws -> PreparedSession {
         precondition(account == nil || account?.id == request.accountID, "the account of another session request")
         let at = now().unixSeconds
         let sessionID = SecureRandom.token(byteCount: 16)
@@ -77,8 +78,7 @@ public struct SessionStore: Sendable {
                                       clientInstanceID: request.clientInstanceID, accountID: request.accountID, scope: request.scope, authTime: request.authTime,
                                       accessTokenTTL: request.accessTokenTTL, expiresAt: expiresAt,
                                       refreshIdleTTL: request.refreshIdleTTL, idleExpiresAt: idleExpiresAt)
-        let profile = withProfile ? try AccountProfile.load(db, account: account) : nil
-        return PreparedSession(session: session, material: SigningMaterial(key: key, account: account, profile: profile),
+        return PreparedSession(session: session, material: try Self.material(db, key: key, account: account, answer: answer),
                                refreshToken: refreshToken, nonce: request.nonce, at: at)
     }
 
@@ -177,13 +177,8 @@ public struct SessionStore: Sendable {
                 }
                 // Read in this transaction so the response's user matches the tokens, and a failed
                 // read undoes the rotation instead of losing the app its new refresh token.
-                let profile: AccountProfile?
-                switch presenter {
-                case .sessionAPI: profile = try AccountProfile.load(db, account: account)
-                case .authenticatedClient: profile = nil
-                }
-                return .rotated(session, SigningMaterial(key: try SealedSigningKey.active(db, realmID: realmID),
-                                                         account: account, profile: profile))
+                return .rotated(session, try Self.material(db, key: try SealedSigningKey.active(db, realmID: realmID),
+                                                          account: account, answer: presenter.answer))
             }
         } catch let error as TokenError {
             throw error
@@ -289,6 +284,17 @@ public struct SessionStore: Sendable {
 
     /// SHA-256 of a refresh token's text: high entropy, so a fast hash is enough.
     static func hash(_ token: String) -> [UInt8] { SHA256.hash(Array(token.utf8)) }
+
+    /// What signing for `answer` needs, with the profile read in `db` when the answer shows it.
+    private static func material(_ db: any SQLExecutor, key: SealedSigningKey, account: Account,
+                                 answer: SessionAnswer) throws -> SigningMaterial {
+        switch answer {
+        case .firstParty:
+            SigningMaterial(key: key, account: account, answer: answer, profile: try AccountProfile.load(db, account: account))
+        case .tokenEndpoint:
+            SigningMaterial(key: key, account: account, answer: answer, profile: nil)
+        }
+    }
 
     private static func revoke(_ db: any SQLExecutor, sessionID: String, reason: String, at: Int64) throws {
         try db.execute("UPDATE sessions SET revoked_at = ?, revoke_reason = ? WHERE id = ? AND revoked_at IS NULL",

@@ -48,7 +48,7 @@ public final class TokenSigner: Sendable {
         let accessToken = try CompactJWS.sign(header: JOSEHeader(alg: key.algorithm.rawValue, kid: key.kid, typ: "at+jwt"),
                                               payload: JSONValue.object(access).serialized(), key: privateKey)
         var idToken: String?
-        if scope.contains("openid") {
+        if material.answer == .tokenEndpoint, scope.contains("openid") {
             let account = material.account
             var claims: [String: JSONValue] = [
                 "iss": .string(issuer), "sub": .string(session.accountID), "aud": .string(session.clientID),
@@ -80,5 +80,7 @@ public final class TokenSigner: Sendable {
 struct SigningMaterial: Sendable {
     let key: SealedSigningKey
     let account: Account
-    var profile: AccountProfile? = nil
+    let answer: SessionAnswer
+    /// The first-party answer's account view, read in the session's transaction.
+    let profile: AccountProfile?
 }
