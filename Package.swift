@@ -25,9 +25,11 @@ let package = Package(
         .target(name: "Realms", dependencies: ["Storage", "JOSE"]),
         .target(name: "TokenIssuer", dependencies: ["JOSE", "Storage", "Realms"]),
         .target(name: "Grants", dependencies: ["Storage", "Realms", "TokenIssuer"]),
-        .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "TokenIssuer", "Grants"]),
+        // What every identity-token login shares (limits, replay, accounts, branch A / B) and the code exchange.
+        .target(name: "Login", dependencies: ["Storage", "Realms", "TokenIssuer", "Grants"]),
+        .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "TokenIssuer", "Grants", "Login"]),
         .target(name: "HeraldServer", dependencies: [
-            "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "HeraldApple",
+            "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "Login", "HeraldApple",
         ]),
         .executableTarget(name: "herald", dependencies: ["HeraldServer", "HeraldApple", "Storage", "JOSE"]),
 
@@ -40,8 +42,8 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "RealmsTests", dependencies: ["Realms", "Storage", "JOSE", "HeraldTestSupport"]),
         .testTarget(name: "TokenIssuerTests", dependencies: ["TokenIssuer", "Realms", "Storage", "JOSE", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
-        .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldTestSupport", "JOSE", "Storage", "TokenIssuer"]),
+        .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "Login", "HeraldTestSupport", "JOSE", "Storage"]),
+        .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldTestSupport", "JOSE", "Storage", "TokenIssuer", "Login"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,5 @@
 import Foundation
-@testable import HeraldApple
+import Login
 import HeraldTestSupport
 import Realms
 import Testing

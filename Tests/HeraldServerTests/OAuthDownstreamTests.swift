@@ -216,7 +216,7 @@ struct OAuthDiscoveryTests {
             let response = try await herald.request("GET", "/api/oauth/acme/.well-known/openid-configuration")
             #expect(response.status == 200)
             let document = response.json
-            let issuer = herald.application.context.issuer(realmID: "acme")
+            let issuer = herald.application.context.tokens.issuer(realmID: "acme")
             #expect(issuer.hasSuffix("/api/oauth/acme"))
             #expect(document["issuer"]?.stringValue == issuer)
             #expect(document["authorization_endpoint"]?.stringValue == issuer + "/authorize")

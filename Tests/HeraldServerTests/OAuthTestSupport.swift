@@ -64,7 +64,7 @@ struct OAuthFixture {
         return OAuthFixture(herald: herald, secret: secret ?? "", otherSecret: otherSecret ?? "")
     }
 
-    var issuer: String { herald.application.context.issuer(realmID: Self.realm) }
+    var issuer: String { herald.application.context.tokens.issuer(realmID: Self.realm) }
 
     /// The /authorize query for `client`, with overrides (nil value removes a parameter).
     static func authorizeQuery(client: String = publicClient, state: String = "st-123",

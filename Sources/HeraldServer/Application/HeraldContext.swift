@@ -3,6 +3,7 @@ import JOSE
 import Storage
 import HTTPServer
 import HeraldApple
+import Login
 import TokenIssuer
 
 /// What route groups share: configuration, the database, the master key, the clock, logging.
@@ -17,7 +18,9 @@ public struct HeraldContext: Sendable {
     /// Sessions and tokens (one instance: it caches decrypted signing keys).
     public let tokens: TokenService
     /// Apple native login (one instance: its JWKS cache is shared by every request).
-    public let nativeLogin: AppleNativeLogin
+    public let nativeLogin: IdentityTokenLogin<AppleIdentityVerifier>
+    /// The token endpoint's `authorization_code` grant.
+    public let codeExchange: AuthorizationCodeExchange
     /// Apple's server-to-server notifications (verified with native login's JWKS cache).
     public let appleNotifications: AppleNotificationInbox
     /// Apple refresh tokens from native logins' authorization codes, revoked on account deletion.
@@ -29,9 +32,6 @@ public struct HeraldContext: Sendable {
 
     /// Current time as unix seconds, the unit stored everywhere.
     public var unixNow: Int64 { now().unixSeconds }
-
-    /// Realm `realmID`'s issuer: `{publicURL}/api/oauth/{realmID}`.
-    public func issuer(realmID: String) -> String { "\(configuration.publicURL)/api/oauth/\(realmID)" }
 }
 
 /// A set of routes registered together (ops, admin, public OAuth, session API).

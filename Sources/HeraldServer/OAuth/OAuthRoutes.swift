@@ -19,8 +19,7 @@ struct OAuthRoutes: RouteGroup {
             try await authorize.handle(request)
         })
         let authenticator = ClientAuthenticator(database: context.database, now: context.now)
-        let token = TokenEndpoint(context: context, realms: realms, authenticator: authenticator,
-                                  codes: AuthorizationCodes(database: context.database, now: context.now))
+        let token = TokenEndpoint(context: context, realms: realms, authenticator: authenticator)
         router.add("POST", "/api/oauth/:realm/token", endpoint.handler { request in
             try await token.handle(request)
         })
@@ -45,7 +44,7 @@ struct OAuthRoutes: RouteGroup {
                 throw APIError.notFound("Realm")
             }
             let algorithms = try await keyRing.publishedKeys(realmID: realm.id).compactMap(\.alg)
-            var response = HTTPResponse.json(DiscoveryDocument.document(issuer: context.issuer(realmID: realm.id), realm: realm,
+            var response = HTTPResponse.json(DiscoveryDocument.document(issuer: context.tokens.issuer(realmID: realm.id), realm: realm,
                                                                         publishedAlgorithms: algorithms))
             response.headers.set("Cache-Control", "public, max-age=300")
             return response

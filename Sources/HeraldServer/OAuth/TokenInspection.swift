@@ -50,7 +50,7 @@ struct TokenInspection: Sendable {
         do {
             let (body, _) = try await authenticate(request, realm: realm, confidentialOnly: true)
             let token = try body.required("token")
-            let issuer = context.issuer(realmID: realm.id)
+            let issuer = context.tokens.issuer(realmID: realm.id)
             let object: [String: JSONValue]
             switch await find(token, realm: realm, hint: body["token_type_hint"], activeOnly: true) {
             case .access(let claims):

@@ -227,11 +227,14 @@ public final class TokenService: Sendable {
 
     /// Revokes a session (logout, /revoke); its refresh and access tokens stop working at once.
     public func revokeSession(realmID: String, sessionID: String) async throws {
-        let at = now().unixSeconds
-        try await database.write { db in
-            try db.execute("UPDATE sessions SET revoked_at = ?, revoke_reason = 'logout' WHERE realm_id = ? AND id = ? AND revoked_at IS NULL",
-                           .integer(at), .text(realmID), .text(sessionID))
-        }
+        try await database.write { db in try self.revokeSession(in: db, realmID: realmID, sessionID: sessionID) }
+    }
+
+    /// The same revocation inside the caller's write transaction (a replayed authorization
+    /// code revokes its session in the exchange's transaction).
+    public func revokeSession(in db: any SQLExecutor, realmID: String, sessionID: String) throws {
+        try db.execute("UPDATE sessions SET revoked_at = ?, revoke_reason = 'logout' WHERE realm_id = ? AND id = ? AND revoked_at IS NULL",
+                       .integer(now().unixSeconds), .text(realmID), .text(sessionID))
     }
 
     /// The session a refresh token belongs to (any state), for /revoke and /introspect.
