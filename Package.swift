@@ -42,7 +42,8 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "RealmsTests", dependencies: ["Realms", "Storage", "JOSE", "HeraldTestSupport"]),
         .testTarget(name: "TokenIssuerTests", dependencies: ["TokenIssuer", "Realms", "Storage", "JOSE", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "Login", "HeraldTestSupport", "JOSE", "Storage"]),
+        .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
+        .testTarget(name: "LoginTests", dependencies: ["Login", "Realms", "HeraldTestSupport"]),
         .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldTestSupport", "JOSE", "Storage", "TokenIssuer", "Login"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,6 @@
 import Foundation
-import Login
 import HeraldTestSupport
+import Login
 import Realms
 import Testing
 
