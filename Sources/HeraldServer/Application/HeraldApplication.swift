@@ -53,8 +53,9 @@ public final class HeraldApplication: Sendable {
                                         tokens: tokens, nativeLogin: nativeLogin, codeExchange: codeExchange,
                                         appleNotifications: appleNotifications,
                                         appleTokens: appleTokens, appleWeb: appleWeb,
-                                        requestLimiter: RequestRateLimiter(database: database,
-                                                                           limits: configuration.requestLimits, now: now))
+                                        requestLimiter: RequestRateLimiter(
+                                            database: database, limits: configuration.requestLimits,
+                                            windowCapacity: RequestRateLimiter.windowCapacity, now: now))
             try await HeraldBootstrap.run(context: context)
             return HeraldApplication(context: context, maintenance: maintenance)
         } catch {
@@ -162,6 +163,7 @@ public final class HeraldApplication: Sendable {
         try adminServer?.start()
         try server.start()
         maintenance.start(context: context)
+        context.requestLimiter.startSharing(logger: context.logger)
         context.logger.info("listening", ["host": .string(context.configuration.host), "port": .int(Int(server.boundPort))])
         if let adminServer, let admin = context.configuration.adminListen {
             context.logger.info("listening_admin", ["host": .string(admin.host), "port": .int(Int(adminServer.boundPort))])
@@ -180,6 +182,7 @@ public final class HeraldApplication: Sendable {
         async let adminStopped: Void? = adminServer?.shutdown()
         _ = await (publicStopped, adminStopped)
         await maintenance.stop()
+        await context.requestLimiter.stopSharing()
         await context.database.close()
         context.logger.info("stopped")
     }

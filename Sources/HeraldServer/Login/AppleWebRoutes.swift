@@ -131,9 +131,7 @@ struct AppleWebRoutes: RouteGroup {
                             title: "Signed in")
             case .session(let tokens, let isNewUser):
                 let response = try SessionTokensResponse(message: "Login successful", tokens: tokens, isNewUser: isNewUser)
-                guard case .object(var result)? = try? JSONValue.parse(Array(JSONBodyEncoder.shared.encode(response))) else {
-                    throw APIError.internalError
-                }
+                guard case .object(var result) = response.json else { throw APIError.internalError }
                 result["status"] = "success"
                 let link = returnTo.map {
                     $0 + "#herald-login-result=" + Base64URL.encode(JSONValue.object(result).serialized())

@@ -70,7 +70,7 @@ struct NativeLoginRoutes: RouteGroup {
         }
         switch outcome {
         case .success(.session(let tokens, let isNewUser)):
-            return .json(try SessionTokensResponse(message: "Login successful", tokens: tokens, isNewUser: isNewUser),
+            return .json(try SessionTokensResponse(message: "Login successful", tokens: tokens, isNewUser: isNewUser).json,
                          noStore: true)
         case .success(.downstream(let redirectURI, _, _)):
             return .json(["redirectUri": redirectURI], noStore: true)

@@ -4,11 +4,13 @@ import Storage
 import Synchronization
 
 /// Counts requests to `/token`, session refresh and `/authorize` per (realm, endpoint, client
-/// key) in fixed windows stored in the database, like `LoginAttemptLimiter`, so several nodes
-/// on one PostgreSQL share one count. The check and the increment are one statement — a
-/// conditional upsert that adds the request only while the window is under its limit — so a
-/// burst of concurrent requests can never be admitted beyond the limit by its concurrency.
-/// Failed admin authentications are counted the same way, per client IP under no realm.
+/// key) in fixed windows. Each node checks and counts in memory (`RequestWindowTable`), so a
+/// request costs no database write, and shares its counts through `request_windows` about once
+/// a second (`startSharing`), so several nodes on one PostgreSQL share one budget: exact on one
+/// node, and across nodes over by at most about one sharing interval of each node's traffic
+/// (`RequestWindowTable`).
+/// Failed admin authentications are counted in `request_windows` directly, one conditional
+/// upsert each, per client IP under no realm: they are rare, and exact across nodes.
 final class RequestRateLimiter: Sendable {
     /// The endpoints that have a budget of their own.
     enum Endpoint: String, Sendable {
@@ -39,22 +41,31 @@ final class RequestRateLimiter: Sendable {
     /// Client ids longer than this are not counted per client (no client has one: a bound on
     /// what a caller can make the table store).
     static let maxClientIDLength = 128
+    /// How often a node shares its counts: the most another node's traffic can go unseen.
+    static let sharingInterval: Duration = .seconds(1)
+    /// Live windows held in memory (about 150 bytes each).
+    static let windowCapacity = 100_000
 
     private let database: any Database
     private let limits: RequestLimits
     private let now: @Sendable () -> Date
+    private let table: Mutex<RequestWindowTable>
     private let lastPurge = Mutex<Int64>(0)
+    /// The exchange running or last run: exchanges run one after another (see `share`).
+    private let lastExchange = Mutex<Task<Void, any Error>?>(nil)
+    private let sharingLoop = Mutex<Task<Void, Never>?>(nil)
 
-    init(database: any Database, limits: RequestLimits, now: @escaping @Sendable () -> Date = { Date() }) {
+    init(database: any Database, limits: RequestLimits, windowCapacity: Int,
+         now: @escaping @Sendable () -> Date) {
         self.database = database
         self.limits = limits
         self.now = now
+        table = Mutex(RequestWindowTable(capacity: windowCapacity))
     }
 
     /// Counts one request of `clientIP` (and of `clientID` when given) at `endpoint` and
     /// answers nil when it is admitted, else the seconds until the window that refused it ends.
-    /// A refused request is not counted: the per-IP count is taken back when the per-client
-    /// limit refuses, in the same transaction.
+    /// A refused request is not counted in any of its windows.
     func admit(realmID: String, endpoint: Endpoint, clientIP: String, clientID: String?) async throws -> Int? {
         var subjects: [(subject: String, limit: RequestLimit)] = []
         if let perIP = limits.perIP { subjects.append(("ip:" + RateLimitKey.key(forClientIP: clientIP), perIP)) }
@@ -62,39 +73,125 @@ final class RequestRateLimiter: Sendable {
             subjects.append(("client:" + clientID, perClient))
         }
         guard !subjects.isEmpty else { return nil }
-        let counts = subjects
         let at = now().unixSeconds
+        let windows = subjects.map { subject, limit in
+            let window = Int64(limit.windowSeconds)
+            let start = at - at % window
+            return RequestWindowTable.Subject(
+                key: .init(realmID: realmID, endpoint: endpoint.rawValue, subject: subject, windowStart: start),
+                limit: Int64(limit.requests), windowEnd: start + window)
+        }
+        switch table.withLock({ $0.admit(windows, at: at) }) {
+        case .admitted: return nil
+        case .refused(let retryAfter): return retryAfter
+        case .overCapacity: return try await admitInDatabase(windows, at: at)
+        }
+    }
+
+    /// Windows held in memory (tests).
+    var liveWindowCount: Int { table.withLock { $0.counts.count } }
+
+    /// Shares every count not yet shared and learns the other nodes' totals. Exchanges run one
+    /// after another, so when this returns, everything admitted before the call is in the
+    /// database.
+    func share() async throws {
+        let exchange = lastExchange.withLock { previous -> Task<Void, any Error> in
+            let next = Task { [self, previous] in
+                _ = await previous?.result
+                try await exchangeCounts()
+            }
+            previous = next
+            return next
+        }
+        try await exchange.value
+    }
+
+    /// Shares counts every `sharingInterval` until `stopSharing()`.
+    func startSharing(logger: Logger) {
+        let loop = Task { [self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.sharingInterval)
+                do {
+                    try await share()
+                } catch {
+                    // The hits stay unshared and go with the next exchange. Type only: a
+                    // storage error's text may quote SQL.
+                    logger.warning("request_counts_not_shared", ["errorType": .string(String(describing: type(of: error)))])
+                }
+            }
+        }
+        sharingLoop.withLock { $0 = loop }
+    }
+
+    /// Stops the loop and shares what is left, so the other nodes see this node's last hits.
+    func stopSharing() async {
+        if let loop = sharingLoop.withLock({ $0.take() }) {
+            loop.cancel()
+            await loop.value
+        }
+        try? await share()
+    }
+
+    /// One exchange: adds each window's unshared hits to its row and reads the new total back;
+    /// purges windows that can no longer refuse anything about once a minute.
+    private func exchangeCounts() async throws {
+        let at = now().unixSeconds
+        let deltas = table.withLock { $0.takeUnshared(at: at) }
         let purgeBefore: Int64? = lastPurge.withLock { last in
             guard at - last >= 60 else { return nil }
             last = at
             // Every window that could still refuse a request has started within the longest window.
             return at - Int64(self.longestWindowSeconds) - 1
         }
-        return try await database.write(isolation: .readCommitted) { db -> Int? in
-            var counted: [(subject: String, start: Int64)] = []
-            var refusedFor: Int?
-            for (subject, limit) in counts {
-                let window = Int64(limit.windowSeconds)
-                let start = at - at % window
-                guard try Self.countHit(db, realmID: realmID, endpoint: endpoint, subject: subject, start: start,
-                                        limit: limit) else {
-                    refusedFor = Int(max(1, start + window - at))
-                    break
+        guard !deltas.isEmpty || purgeBefore != nil else { return }
+        do {
+            let totals = try await database.write(isolation: .readCommitted) { db -> [(RequestWindowTable.Key, Int64)] in
+                var totals: [(RequestWindowTable.Key, Int64)] = []
+                for delta in deltas {
+                    let total = try db.queryOne("""
+                        INSERT INTO request_windows (realm_id, endpoint, subject, window_start, hits) VALUES (?, ?, ?, ?, ?)
+                        ON CONFLICT (realm_id, endpoint, subject, window_start)
+                        DO UPDATE SET hits = request_windows.hits + excluded.hits
+                        RETURNING hits
+                        """, .text(delta.key.realmID), .text(delta.key.endpoint), .text(delta.key.subject),
+                        .integer(delta.key.windowStart), .integer(delta.hits))?.int("hits")
+                    if let total { totals.append((delta.key, total)) }
                 }
-                counted.append((subject, start))
-            }
-            if refusedFor != nil {
-                for (subject, start) in counted {
-                    try db.execute("""
-                        UPDATE request_windows SET hits = hits - 1
-                        WHERE realm_id = ? AND endpoint = ? AND subject = ? AND window_start = ?
-                        """, .text(realmID), .text(endpoint.rawValue), .text(subject), .integer(start))
+                if let purgeBefore {
+                    try db.execute("DELETE FROM request_windows WHERE window_start < ?", .integer(purgeBefore))
                 }
+                return totals
             }
-            if let purgeBefore {
-                try db.execute("DELETE FROM request_windows WHERE window_start < ?", .integer(purgeBefore))
+            table.withLock { table in
+                for (key, total) in totals { table.learn(key, total: total) }
             }
-            return refusedFor
+        } catch {
+            table.withLock { $0.restore(deltas) }
+            throw error
+        }
+    }
+
+    /// A request the full table cannot hold: checked and counted in the shared rows, one
+    /// conditional upsert per window in one transaction. A refusal takes back the windows it
+    /// already counted.
+    private func admitInDatabase(_ windows: [RequestWindowTable.Subject], at: Int64) async throws -> Int? {
+        try await database.write(isolation: .readCommitted) { db -> Int? in
+            var counted: [RequestWindowTable.Key] = []
+            for window in windows {
+                let key = window.key
+                guard try Self.countHit(db, realmID: key.realmID, endpoint: key.endpoint, subject: key.subject,
+                                        start: key.windowStart, limit: window.limit) else {
+                    for key in counted {
+                        try db.execute("""
+                            UPDATE request_windows SET hits = hits - 1
+                            WHERE realm_id = ? AND endpoint = ? AND subject = ? AND window_start = ?
+                            """, .text(key.realmID), .text(key.endpoint), .text(key.subject), .integer(key.windowStart))
+                    }
+                    return Int(max(1, window.windowEnd - at))
+                }
+                counted.append(key)
+            }
+            return nil
         }
     }
 
@@ -124,7 +221,8 @@ final class RequestRateLimiter: Sendable {
         let window = Int64(limit.windowSeconds)
         let start = at - at % window
         let counted = try await database.write(isolation: .readCommitted) { db in
-            try Self.countHit(db, realmID: "", endpoint: .adminAuthentication, subject: subject, start: start, limit: limit)
+            try Self.countHit(db, realmID: "", endpoint: Endpoint.adminAuthentication.rawValue, subject: subject,
+                              start: start, limit: Int64(limit.requests))
         }
         return counted ? nil : Int(max(1, start + window - at))
     }
@@ -137,14 +235,13 @@ final class RequestRateLimiter: Sendable {
     /// Adds one hit to the window unless it is full; false when full. RETURNING answers no row
     /// when the WHERE keeps the update from happening. PostgreSQL locks the row for the update,
     /// SQLite has one writer.
-    private static func countHit(_ db: any SQLExecutor, realmID: String, endpoint: Endpoint, subject: String,
-                                 start: Int64, limit: RequestLimit) throws -> Bool {
+    private static func countHit(_ db: any SQLExecutor, realmID: String, endpoint: String, subject: String,
+                                 start: Int64, limit: Int64) throws -> Bool {
         try db.queryOne("""
             INSERT INTO request_windows (realm_id, endpoint, subject, window_start, hits) VALUES (?, ?, ?, ?, 1)
             ON CONFLICT (realm_id, endpoint, subject, window_start)
             DO UPDATE SET hits = request_windows.hits + 1 WHERE request_windows.hits < ?
             RETURNING hits
-            """, .text(realmID), .text(endpoint.rawValue), .text(subject), .integer(start),
-            .integer(Int64(limit.requests))) != nil
+            """, .text(realmID), .text(endpoint), .text(subject), .integer(start), .integer(limit)) != nil
     }
 }

@@ -48,7 +48,8 @@ struct SessionRoutes: RouteGroup {
         } catch {
             throw APIError(refreshFailure: error)
         }
-        return .json(try SessionTokensResponse(message: "Token refreshed", tokens: tokens, isNewUser: false), noStore: true)
+        return .json(try SessionTokensResponse(message: "Token refreshed", tokens: tokens, isNewUser: false).json,
+                     noStore: true)
     }
 
     static func logout(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
@@ -78,7 +79,7 @@ struct SessionRoutes: RouteGroup {
             throw APIError.accountDeleted
         }
         let identities = try await accounts.identities(realmID: realm.id, accountID: account.id)
-        return .json(MeResponse(AccountProfile(account: account, identities: identities)), noStore: true)
+        return .json(MeResponse(AccountProfile(account: account, identities: identities)).json, noStore: true)
     }
 
     static func enabledRealm(_ request: HTTPRequest, context: HeraldContext) async throws -> Realm {

@@ -1,15 +1,11 @@
+import JOSE
 import TokenIssuer
 
 /// The first-party token response (native login branch A, session refresh), with the account
 /// as `user` in the `/me` shape so the app needs no second request after signing in.
-struct SessionTokensResponse: Encodable, Sendable {
+struct SessionTokensResponse: Sendable {
     let message: String
-    let userId: String
-    let accessToken: String
-    let refreshToken: String
-    let expiresIn: Int
-    let refreshExpiresIn: Int
-    let tokenType = "Bearer"
+    let tokens: IssuedTokens
     let isNewUser: Bool
     let user: MeResponse
 
@@ -18,12 +14,17 @@ struct SessionTokensResponse: Encodable, Sendable {
     init(message: String, tokens: IssuedTokens, isNewUser: Bool) throws(APIError) {
         guard let profile = tokens.profile else { throw APIError.internalError }
         self.message = message
-        userId = tokens.accountID
-        accessToken = tokens.accessToken
-        refreshToken = tokens.refreshToken
-        expiresIn = tokens.expiresIn
-        refreshExpiresIn = tokens.refreshExpiresIn
+        self.tokens = tokens
         self.isNewUser = isNewUser
         user = MeResponse(profile)
+    }
+
+    var json: JSONValue {
+        [
+            "message": .string(message), "userId": .string(tokens.accountID), "accessToken": .string(tokens.accessToken),
+            "refreshToken": .string(tokens.refreshToken), "expiresIn": .number(Double(tokens.expiresIn)),
+            "refreshExpiresIn": .number(Double(tokens.refreshExpiresIn)), "tokenType": "Bearer",
+            "isNewUser": .bool(isNewUser), "user": user.json,
+        ]
     }
 }
