@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "Grants", dependencies: ["Storage", "Realms", "TokenIssuer"]),
         // What every identity-token login shares (limits, replay, accounts, branch A / B) and the code exchange.
         .target(name: "Login", dependencies: ["Storage", "Realms", "TokenIssuer", "Grants"]),
-        .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "TokenIssuer", "Grants", "Login"]),
+        .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "Grants", "Login"]),
         .target(name: "HeraldServer", dependencies: [
             "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "Login", "HeraldApple",
         ]),

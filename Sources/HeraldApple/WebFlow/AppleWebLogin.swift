@@ -4,7 +4,6 @@ import JOSE
 import Login
 import Realms
 import Storage
-import TokenIssuer
 
 /// Sign in with Apple in a browser or WebView (Android, HarmonyOS, mobile web), audience the
 /// Services ID: `start` sends the browser to Apple with a server-side `state` and a nonce

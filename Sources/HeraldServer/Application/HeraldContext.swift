@@ -17,7 +17,8 @@ public struct HeraldContext: Sendable {
     public let metrics: HeraldMetrics
     /// Sessions and tokens (one instance: it caches decrypted signing keys).
     public let tokens: TokenService
-    /// Apple native login (one instance: its JWKS cache is shared by every request).
+    /// The login with Apple's identity tokens, for native apps and the web callback (one
+    /// instance: its JWKS cache is shared by every request).
     public let nativeLogin: IdentityTokenLogin<AppleIdentityVerifier>
     /// The token endpoint's `authorization_code` grant.
     public let codeExchange: AuthorizationCodeExchange
