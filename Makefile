@@ -3,7 +3,7 @@ SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 APT_PACKAGES := libssl-dev libsqlite3-dev libmicrohttpd-dev pkg-config openssl libpq-dev postgresql
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps build release run test bench clean fuzz fuzz-smoke test-sanitizers
+.PHONY: deps build release run test unit lint format check-imports bench clean fuzz fuzz-smoke test-sanitizers
 
 ## deps: install the Debian packages that are missing (apt-get update only when needed).
 deps:
@@ -36,6 +36,32 @@ test: deps fuzz-smoke
 	bash Tests/Conformance/run.sh .build/debug/herald
 	bash Tests/Browser/run.sh .build/debug/herald
 	HERALD_BINARY=$(CURDIR)/.build/debug/herald $(SWIFT) test --skip-build
+
+## unit: the inner loop: build and run the Swift suites only (no apt, fuzzing, interop, conformance
+## or browser stage; `make deps` once first). FILTER narrows it: `make unit FILTER=GrantsTests`.
+unit:
+	$(SWIFT) build --build-tests
+	HERALD_BINARY=$(CURDIR)/.build/debug/herald $(SWIFT) test --skip-build $(if $(FILTER),--filter '$(FILTER)')
+
+## lint: swift-format's rules (.swift-format) over every Swift file, no tabs or trailing
+## whitespace, and every target's imports equal to its Package.swift dependencies. Runs in CI.
+## The pretty-printer is off (--debug-disable-pretty-print): the tree aligns continuation lines
+## under their opening bracket, which swift-format cannot express, so layout is not reflowed.
+SWIFT_FORMAT ?= $(shell command -v swift-format || echo /opt/swift/usr/bin/swift-format)
+SWIFT_FILES := Sources Tests fuzz/Harnesses
+FORMAT_FLAGS := --configuration .swift-format --recursive --parallel --debug-disable-pretty-print
+lint: check-imports
+	$(SWIFT_FORMAT) lint --strict $(FORMAT_FLAGS) $(SWIFT_FILES)
+	@if grep -rnP '\t|[ \t]+$$' --include='*.swift' $(SWIFT_FILES); then \
+	  echo "lint: tabs or trailing whitespace in the lines above"; exit 1; fi
+
+## check-imports: each target's `import` lines equal its dependencies in Package.swift.
+check-imports:
+	python3 scripts/check-imports.py
+
+## format: apply swift-format's rules in place (the same configuration as lint).
+format:
+	$(SWIFT_FORMAT) format --in-place $(FORMAT_FLAGS) $(SWIFT_FILES)
 
 ## bench: release-build benchmarks: end-to-end scenarios with targets (one node on SQLite, and
 ## two nodes on PostgreSQL behind nginx), then HTTP overhead (see bench/README.md; figures are

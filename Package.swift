@@ -24,14 +24,14 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "Realms", dependencies: ["Storage", "JOSE"]),
         .target(name: "TokenIssuer", dependencies: ["JOSE", "Storage", "Realms"]),
-        .target(name: "Grants", dependencies: ["Storage", "Realms", "TokenIssuer"]),
+        .target(name: "Grants", dependencies: ["JOSE", "Storage", "Realms"]),
         // What every identity-token login shares (limits, replay, accounts, branch A / B) and the code exchange.
         .target(name: "Login", dependencies: ["Storage", "Realms", "TokenIssuer", "Grants"]),
         .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "Grants", "Login"]),
         .target(name: "HeraldServer", dependencies: [
             "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "Login", "HeraldApple",
         ]),
-        .executableTarget(name: "herald", dependencies: ["HeraldServer", "HeraldApple", "Storage", "JOSE"]),
+        .executableTarget(name: "herald", dependencies: ["HeraldServer", "HeraldApple", "Realms", "Storage"]),
 
         // Shared test support: fake Apple (keys, JWKS server, token minting), server launcher.
         .target(name: "HeraldTestSupport", dependencies: ["JOSE", "HTTPServer", "Storage"], path: "Tests/Support"),
@@ -42,9 +42,12 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "RealmsTests", dependencies: ["Realms", "Storage", "JOSE", "HeraldTestSupport"]),
         .testTarget(name: "TokenIssuerTests", dependencies: ["TokenIssuer", "Realms", "Storage", "JOSE", "HeraldTestSupport"]),
+        .testTarget(name: "GrantsTests", dependencies: ["Grants"]),
         .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
         .testTarget(name: "LoginTests", dependencies: ["Login", "Realms", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldServerTests", dependencies: ["HeraldServer", "HeraldTestSupport", "JOSE", "Storage", "TokenIssuer", "Login"]),
+        .testTarget(name: "HeraldServerTests", dependencies: [
+            "HeraldServer", "HeraldTestSupport", "JOSE", "Storage", "Realms", "TokenIssuer", "Grants", "Login",
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

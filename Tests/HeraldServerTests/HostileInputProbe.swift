@@ -5,11 +5,15 @@ import Glibc
 #endif
 
 /// What came back for one hostile request: a parsed response, the server closing the
-/// connection without answering, or nothing within the deadline (a hang).
+/// connection without answering, bytes that are no HTTP response, nothing within the deadline
+/// (a hang), or no connection at all (the request never reached the server, so it proves
+/// nothing and always fails the probe).
 enum HostileOutcome: Sendable {
     case response(TestHTTPClient.Response)
     case closedWithoutResponse
+    case malformedResponse(byteCount: Int)
     case timedOut
+    case notConnected(errno: Int32)
 }
 
 /// Sends raw request bytes over loopback with a bounded wait, so a hang shows up as a result
@@ -23,7 +27,7 @@ struct HostileProbe: Sendable {
     /// waiting for an announced body sees end of stream instead of waiting for its timeout.
     func send(_ bytes: [UInt8], halfClose: Bool = false) -> HostileOutcome {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { return .closedWithoutResponse }
+        guard socket >= 0 else { return .notConnected(errno: errno) }
         defer { close(socket) }
         var timeout = timeval(tv_sec: deadlineSeconds, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -35,7 +39,7 @@ struct HostileProbe: Sendable {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { return .closedWithoutResponse }
+        guard connected == 0 else { return .notConnected(errno: errno) }
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -52,7 +56,8 @@ struct HostileProbe: Sendable {
             if count <= 0 { break }
             received += buffer[0..<count]
         }
-        guard let response = try? TestHTTPClient.parse(received) else { return .closedWithoutResponse }
+        if received.isEmpty { return .closedWithoutResponse }
+        guard let response = try? TestHTTPClient.parse(received) else { return .malformedResponse(byteCount: received.count) }
         return .response(response)
     }
 

@@ -35,7 +35,7 @@ struct HostileInputTests {
     @Test("path tricks in realm, client and account ids (.., %2e%2e, %2F, NUL, case) never reach a resource")
     func pathTricks() async throws {
         try await HostileRouteSetup.with { setup in
-            let failures = try await offPool { setup.runPathTricks() }
+            let failures = try await offPool { try setup.runPathTricks() }
             #expect(failures.isEmpty, "\(failures.count) failures:\n\(failures.prefix(40).joined(separator: "\n"))")
             try await setup.expectStillServing()
         }
@@ -84,6 +84,8 @@ struct HostileRouteSetup: Sendable {
     static let probeTokenName = "hostile-probe"
     static let loginURL = "https://login.acme.example/start"
     static let registeredRedirects = ["https://partner.example/callback", "https://backend.example/cb"]
+    /// Fewer routes than this means the route table did not build as it should.
+    static let minimumRouteCount = 30
 
     let fixture: NativeLoginFixture
     let probeClient: HostileProbe
@@ -223,7 +225,8 @@ struct HostileRouteSetup: Sendable {
     /// Runs every case on every route, then checks the server still serves normally.
     func expectCorpus(_ corpus: [HostileCase]) async throws {
         let targets = try targets
-        #expect(targets.count >= 30, "the route table looks incomplete: \(targets.count) routes")
+        try #require(targets.count >= Self.minimumRouteCount, "the route table looks incomplete: \(targets.count) routes")
+        try #require(!corpus.isEmpty, "an empty corpus probes nothing")
         let failures = try await offPool {
             targets.flatMap { target in corpus.flatMap { probe($0, on: target) } }
         }
@@ -263,8 +266,12 @@ struct HostileRouteSetup: Sendable {
         let response: TestHTTPClient.Response
         switch outcome {
         case .timedOut: return ["no answer within \(probeClient.deadlineSeconds) s (hang)"]
+        case .notConnected(let errno): return ["could not connect (errno \(errno)): the request never reached the server"]
         case .closedWithoutResponse:
             return hostile.libraryMayRefuse || hostile.framing == .raw ? [] : ["connection closed without a response"]
+        case .malformedResponse(let count):
+            // A response cut off by a reset is the library dropping the request, as above.
+            return hostile.libraryMayRefuse || hostile.framing == .raw ? [] : ["\(count) bytes that are no HTTP response"]
         case .response(let answer): response = answer
         }
         var problems: [String] = []
@@ -332,9 +339,16 @@ struct HostileRouteSetup: Sendable {
         return result["code"]?.stringValue
     }
 
-    /// Every path parameter of every route replaced, one at a time, by each trick.
-    func runPathTricks() -> [String] {
-        let targets = (try? targets) ?? []
+    /// Every path parameter of every route replaced, one at a time, by each trick. Throws
+    /// when the route table cannot be resolved or has no route with a path parameter, so the
+    /// test cannot pass by probing nothing.
+    func runPathTricks() throws -> [String] {
+        let targets = try targets
+        // Off the test's task (offPool), so a thrown error, not #require, fails the test.
+        guard targets.count >= Self.minimumRouteCount else {
+            throw TestClientError("the route table looks incomplete: \(targets.count) routes")
+        }
+        var probed = 0
         var failures: [String] = []
         for target in targets {
             let templateSegments = target.template.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -348,9 +362,12 @@ struct HostileRouteSetup: Sendable {
                     let headers = [("Content-Type", "application/json")] + (target.authorization.map { [("Authorization", $0)] } ?? [])
                     let bytes = HostileProbe.request(target.method, segments.joined(separator: "/"), headers: headers, body: body)
                     let label = "\(target.method) \(target.template) with \(templateSegments[index]) = \(trick.prefix(30)):"
+                    probed += 1
                     switch probeClient.send(bytes) {
                     case .timedOut: failures.append("\(label) hang")
+                    case .notConnected(let errno): failures.append("\(label) could not connect (errno \(errno))")
                     case .closedWithoutResponse: failures.append("\(label) closed without a response")
+                    case .malformedResponse(let count): failures.append("\(label) \(count) bytes that are no HTTP response")
                     case .response(let response):
                         if !(400..<500).contains(response.status) {
                             failures.append("\(label) \(response.status) \(response.text.prefix(120))")
@@ -362,6 +379,7 @@ struct HostileRouteSetup: Sendable {
                 }
             }
         }
+        guard probed > 0 else { throw TestClientError("no route has a path parameter: no path trick was sent") }
         return failures
     }
 }

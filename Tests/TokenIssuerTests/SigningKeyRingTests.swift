@@ -9,7 +9,7 @@ import TokenIssuer
 
 /// The minimal signing key ring that realm creation provisions (TokenIssuer module).
 @Suite("Signing key ring")
-struct AdminSigningKeyRingTests {
+struct SigningKeyRingTests {
     /// A fresh migrated database of `backend` with one realm, closed afterwards.
     static func withRing(_ backend: Backend, retention: Int64 = SigningKeyRing.defaultRetiredKeyRetention,
                          _ body: (SigningKeyRing, any Database, KeyRingClock) async throws -> Void) async throws {
