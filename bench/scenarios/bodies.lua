@@ -54,22 +54,23 @@ end
 -- Defined only then, since wrk hands every body to Lua when response() exists.
 if os.getenv("BENCH_CAPTURE") then
     function response(status, headers, body)
-        local token = body:match('"refreshToken":"([^"]+)"') or body:match('"refresh_token":"([^"]+)"')
+        local token = body:match('"refreshToken"%s*:%s*"([^"]+)"') or body:match('"refresh_token"%s*:%s*"([^"]+)"')
         if token then capture:write(token, "\n") end
     end
 end
 
 function done(summary, latency, requests)
-    local consumed, available, wraps = 0, 0, 0
+    local consumed, available, wraps, per_thread = 0, 0, 0, {}
     for _, thread in ipairs(threads) do
+        table.insert(per_thread, tostring(thread:get("used")))
         consumed = consumed + thread:get("used")
         available = available + thread:get("available")
         wraps = wraps + thread:get("wrapped")
     end
     io.write(string.format(
-        "BENCH {\"requests\":%d,\"seconds\":%.3f,\"non2xx\":%d,\"socketErrors\":%d,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f,\"bodiesUsed\":%d,\"bodiesAvailable\":%d,\"wrappedThreads\":%d}\n",
+        "BENCH {\"requests\":%d,\"seconds\":%.3f,\"non2xx\":%d,\"socketErrors\":%d,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f,\"bodiesUsed\":%d,\"bodiesAvailable\":%d,\"wrappedThreads\":%d,\"usedPerThread\":[%s]}\n",
         summary.requests, summary.duration / 1e6, summary.errors.status,
         summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
         latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000,
-        consumed, available, wraps))
+        consumed, available, wraps, table.concat(per_thread, ",")))
 end
