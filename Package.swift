@@ -46,7 +46,7 @@ let package = Package(
         .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
         .testTarget(name: "LoginTests", dependencies: ["Login", "Realms", "HeraldTestSupport"]),
         .testTarget(name: "HeraldServerTests", dependencies: [
-            "HeraldServer", "HeraldTestSupport", "JOSE", "Storage", "Realms", "TokenIssuer", "Grants", "Login",
+            "HeraldServer", "HeraldTestSupport", "HTTPServer", "JOSE", "Storage", "Realms", "TokenIssuer", "Grants", "Login",
         ]),
     ],
     swiftLanguageModes: [.v6]

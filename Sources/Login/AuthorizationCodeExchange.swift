@@ -6,7 +6,7 @@ import TokenIssuer
 
 /// The token endpoint's `authorization_code` grant (RFC 6749 §4.1.3, S256 PKCE), after client
 /// authentication: one write transaction burns the code (Grants), starts the account's session
-/// (TokenIssuer) and records that session on the code (Grants). A replay, even one racing the
+/// (TokenIssuer's `SessionStore`) and records that session on the code (Grants). A replay, even one racing the
 /// first redemption, therefore always finds the session to revoke.
 public struct AuthorizationCodeExchange: Sendable {
     /// What the exchange ended in when it did not throw.
@@ -27,15 +27,15 @@ public struct AuthorizationCodeExchange: Sendable {
 
     private let database: any Database
     private let codes: AuthorizationCodes
-    private let tokens: TokenService
+    private let sessions: SessionStore
     private let now: @Sendable () -> Date
 
-    /// An exchange of `codes` for sessions started by `tokens`, in `database`.
-    public init(database: any Database, codes: AuthorizationCodes, tokens: TokenService,
+    /// An exchange of `codes` for sessions started by `sessions`, in `database`.
+    public init(database: any Database, codes: AuthorizationCodes, sessions: SessionStore,
                 now: @escaping @Sendable () -> Date) {
         self.database = database
         self.codes = codes
-        self.tokens = tokens
+        self.sessions = sessions
         self.now = now
     }
 
@@ -44,7 +44,7 @@ public struct AuthorizationCodeExchange: Sendable {
     public func exchange(realm: Realm, client: ClientApp, code: String, redirectURI: String, codeVerifier: String,
                          clientIP: String) async throws -> Outcome {
         let codes = self.codes
-        let tokens = self.tokens
+        let sessions = self.sessions
         let at = now().unixSeconds
         // READ COMMITTED on PostgreSQL: single use rests on the redemption's conditional UPDATE.
         // A concurrent redemption of the same code waits for this transaction, then matches no
@@ -58,7 +58,7 @@ public struct AuthorizationCodeExchange: Sendable {
             case .rejected(let error):
                 return .refused(error)
             case .replayed(let sessionID):
-                if let sessionID { try tokens.revokeSession(in: db, realmID: realm.id, sessionID: sessionID) }
+                if let sessionID { try sessions.revokeSession(in: db, realmID: realm.id, sessionID: sessionID) }
                 // Committed with the revocation it reports.
                 try SecurityEventLog.record(db, NewSecurityEvent(
                     realmID: realm.id, type: .authorizationCodeReused, at: at, reason: "session_revoked",
@@ -69,7 +69,7 @@ public struct AuthorizationCodeExchange: Sendable {
             let scope = grant.scope.filter(client.allowedScopes.contains)
             let prepared: PreparedSession
             do {
-                prepared = try tokens.startSession(in: db, SessionRequest(
+                prepared = try sessions.startSession(in: db, SessionRequest(
                     realm: realm, client: client, accountID: grant.accountID, scope: scope, clientIP: clientIP,
                     authTime: grant.authTime, nonce: grant.nonce))
             } catch let error as TokenError where error.code == .accountDisabled || error.code == .accountDeleted {
@@ -80,7 +80,7 @@ public struct AuthorizationCodeExchange: Sendable {
             return .granted(prepared)
         }
         switch step {
-        case .granted(let prepared): return .issued(try tokens.issue(prepared))
+        case .granted(let prepared): return .issued(try sessions.issue(prepared))
         case .refused(let error): throw error
         case .replayed: return .replayed
         }

@@ -16,21 +16,24 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
 
     private let database: any Database
     private let verifier: Verifier
-    private let tokens: TokenService
+    private let sessions: SessionStore
+    private let issuers: RealmIssuers
     private let limiter: LoginAttemptLimiter
     private let resolver: AccountResolver
     private let downstream: DownstreamAuthorizations
     private let now: @Sendable () -> Date
 
-    /// A login over `database`: `verifier` checks the provider's tokens, `tokens` starts
-    /// branch A's sessions, `downstream` completes branch B's pending authorizations.
-    public init(database: any Database, verifier: Verifier, tokens: TokenService, limiter: LoginAttemptLimiter,
-                downstream: DownstreamAuthorizations, now: @escaping @Sendable () -> Date) {
+    /// A login over `database`: `verifier` checks the provider's tokens, `sessions` starts
+    /// branch A's sessions, `downstream` completes branch B's pending authorizations (their
+    /// redirect carries the realm's issuer from `issuers`).
+    public init(database: any Database, verifier: Verifier, sessions: SessionStore, issuers: RealmIssuers,
+                limiter: LoginAttemptLimiter, downstream: DownstreamAuthorizations, now: @escaping @Sendable () -> Date) {
         self.database = database
         self.verifier = verifier
-        self.tokens = tokens
+        self.sessions = sessions
+        self.issuers = issuers
         self.limiter = limiter
-        resolver = AccountResolver(database: database, now: now)
+        resolver = AccountResolver(now: now)
         self.downstream = downstream
         self.now = now
     }
@@ -108,7 +111,6 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
         case .unavailable(let retryAfter):
             throw LoginError(.providerUnavailable, providerReason: "\(Verifier.provider)_unavailable",
                              retryAfterSeconds: retryAfter)
-        case .failed: throw LoginError(.internalFailure)
         }
         verified.name = request.fullName
         let identity = verified
@@ -156,7 +158,7 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
             return .downstream(redirectURI: redirectURI, accountID: resolution.account.id, isNewUser: resolution.isNewUser)
         case .session(let resolution, let prepared):
             do {
-                return .session(try tokens.issue(prepared), isNewUser: resolution.isNewUser)
+                return .session(try sessions.issue(prepared), isNewUser: resolution.isNewUser)
             } catch {
                 throw LoginError(.internalFailure, accountID: resolution.account.id)
             }
@@ -196,7 +198,6 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
             resolution = try resolver.resolve(db, realm: realm, claims: identity)
         } catch let error as AccountResolutionError {
             switch error.code {
-            case .realmNotFound: throw LoginError(.realmNotFound)
             case .registrationDisabled: throw LoginError(.registrationDisabled)
             case .accountDisabled: throw LoginError(.accountDisabled)
             }
@@ -208,7 +209,7 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
             // refused state undoes the account's creation, link or update.
             do {
                 let redirectURI = try downstream.completeDownstream(
-                    in: db, realmID: realm.id, issuer: tokens.issuer(realmID: realm.id), clientID: client.clientId,
+                    in: db, realmID: realm.id, issuer: issuers.issuer(realmID: realm.id), clientID: client.clientId,
                     downstreamState: state, accountID: resolution.account.id, authTime: authTime)
                 return .downstream(resolution, redirectURI: redirectURI)
             } catch let error as StorageError {
@@ -220,7 +221,7 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
             }
         }
         do {
-            let prepared = try tokens.startSession(
+            let prepared = try sessions.startSession(
                 in: db, SessionRequest(realm: realm, client: client, accountID: resolution.account.id,
                                        scope: client.allowedScopes, clientIP: request.clientIP, authTime: authTime),
                 account: resolution.account, withProfile: true)

@@ -11,6 +11,4 @@ public enum IdentityVerification: Sendable {
     case tooLarge
     /// The provider's keys could not be had and no cached key decided: retry later.
     case unavailable(retryAfterSeconds: Int)
-    /// Our own failure (the replay store could not be used): the token is refused, failing closed.
-    case failed
 }

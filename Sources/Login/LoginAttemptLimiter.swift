@@ -30,7 +30,7 @@ public final class LoginAttemptLimiter: Sendable {
     private let lastPurge = Mutex<Int64>(0)
 
     /// A limiter over a database migrated with `migrations`; `now` is the clock.
-    public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(database: any Database, now: @escaping @Sendable () -> Date) {
         self.database = database
         self.now = now
     }

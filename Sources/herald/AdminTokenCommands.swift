@@ -21,7 +21,7 @@ enum AdminTokenCommands {
         guard let command = arguments.first else { return usageError("missing command") }
         guard let (options, realms) = parseOptions(Array(arguments.dropFirst())) else { return usageError("unreadable options") }
         if command != "create-token", !realms.isEmpty { return usageError("--realm is an option of create-token only") }
-        let store = AdminTokenStore(database: database)
+        let store = AdminTokenStore(database: database, now: { Date() })
         do {
             try await database.migrate(RealmsSchema.migrations)
             let context = try ChangeContext(actor: "cli", reason: options["reason"])

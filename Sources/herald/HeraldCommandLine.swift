@@ -82,7 +82,7 @@ enum HeraldCommandLine {
         do {
             let configuration = try HeraldConfiguration.load(arguments: databaseArguments,
                                                              environment: ProcessInfo.processInfo.environment)
-            let database = try await HeraldApplication.openDatabase(configuration: configuration)
+            let database = try await HeraldApplication.openDatabase(configuration: configuration, now: { Date() })
             let code = await body(database, remaining)
             await database.close()
             return code

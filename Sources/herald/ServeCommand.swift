@@ -13,10 +13,12 @@ enum ServeCommand {
             printError("herald: \(error.message)")
             return 2
         }
-        let logger = Logger(level: configuration.logLevel)
+        // The one clock of the process: every component reads time through it.
+        let now: @Sendable () -> Date = { Date() }
+        let logger = Logger(level: configuration.logLevel, now: now)
         let application: HeraldApplication
         do {
-            application = try await HeraldApplication.open(configuration: configuration, logger: logger)
+            application = try await HeraldApplication.open(configuration: configuration, logger: logger, now: now)
             try application.start()
         } catch let error as ConfigurationError {
             printError("herald: \(error.message)")

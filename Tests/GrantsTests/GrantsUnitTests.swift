@@ -2,7 +2,7 @@ import Foundation
 import Grants
 import Testing
 
-@Suite("Grants: PKCE, scope, redirect URIs, form encoding, client credentials")
+@Suite("Grants: PKCE, scope, redirect URIs, client credentials")
 struct GrantsUnitTests {
     @Test("S256 matches RFC 7636 appendix B and nothing else")
     func pkceVector() {
@@ -45,33 +45,22 @@ struct GrantsUnitTests {
         #expect(RedirectURI.appending([("code", "1")], to: "myapp:/cb#frag") == "myapp:/cb?code=1#frag")
     }
 
-    @Test("form decoding handles + and %XX and refuses bad escapes and bad UTF-8")
-    func formEncoding() throws {
-        let pairs = try #require(FormEncoding.decodePairs(Array("a=1+2&b=%41%2b&c&d=".utf8)))
-        #expect(pairs.map(\.name) == ["a", "b", "c", "d"])
-        #expect(pairs.map(\.value) == ["1 2", "A+", "", ""])
-        #expect(FormEncoding.decodePairs(Array("a=%4".utf8)) == nil)
-        #expect(FormEncoding.decodePairs(Array("a=%zz".utf8)) == nil)
-        #expect(FormEncoding.decodePairs(Array("a=%FF".utf8)) == nil)
-    }
-
-    @Test("client credentials come from Basic (form-encoded), the body, or client_id alone; mixing is refused")
+    @Test("client credentials come from Basic, the body, or client_id alone; mixing is refused")
     func clientCredentials() throws {
-        let encoded = Data("my%3Aclient:s%C3%A9cret+1".utf8).base64EncodedString()
-        let basic = try ClientCredentials.read(authorization: "Basic \(encoded)", bodyClientID: nil, bodyClientSecret: nil)
+        let decoded = (clientID: "my:client", secret: "sécret 1")
+        let basic = try ClientCredentials.read(basic: decoded, bodyClientID: nil, bodyClientSecret: nil)
         #expect(basic == ClientCredentials(clientID: "my:client", secret: "sécret 1", method: .basic))
-        let post = try ClientCredentials.read(authorization: nil, bodyClientID: "c", bodyClientSecret: "s")
+        let post = try ClientCredentials.read(basic: nil, bodyClientID: "c", bodyClientSecret: "s")
         #expect(post.method == .post)
-        let none = try ClientCredentials.read(authorization: "Bearer x", bodyClientID: "c", bodyClientSecret: "")
+        let none = try ClientCredentials.read(basic: nil, bodyClientID: "c", bodyClientSecret: "")
         #expect(none == ClientCredentials(clientID: "c", secret: nil, method: .none))
         #expect(throws: GrantsError.self) {
-            try ClientCredentials.read(authorization: "Basic \(encoded)", bodyClientID: nil, bodyClientSecret: "s")
+            try ClientCredentials.read(basic: decoded, bodyClientID: nil, bodyClientSecret: "s")
         }
         #expect(throws: GrantsError.self) {
-            try ClientCredentials.read(authorization: "Basic \(encoded)", bodyClientID: "other", bodyClientSecret: nil)
+            try ClientCredentials.read(basic: decoded, bodyClientID: "other", bodyClientSecret: nil)
         }
-        #expect(throws: GrantsError.self) { try ClientCredentials.read(authorization: "Basic !!", bodyClientID: nil, bodyClientSecret: nil) }
-        #expect(throws: GrantsError.self) { try ClientCredentials.read(authorization: nil, bodyClientID: nil, bodyClientSecret: nil) }
+        #expect(throws: GrantsError.self) { try ClientCredentials.read(basic: nil, bodyClientID: nil, bodyClientSecret: nil) }
     }
 }
 
@@ -79,8 +68,8 @@ struct GrantsUnitTests {
 struct GrantsPublicBasicTests {
     @Test("Basic with an empty secret names a public client without a secret")
     func emptyBasicSecret() throws {
-        let encoded = Data("spa:".utf8).base64EncodedString()
-        let credentials = try ClientCredentials.read(authorization: "Basic \(encoded)", bodyClientID: nil, bodyClientSecret: nil)
+        let credentials = try ClientCredentials.read(basic: (clientID: "spa", secret: ""), bodyClientID: nil,
+                                                     bodyClientSecret: nil)
         #expect(credentials == ClientCredentials(clientID: "spa", secret: nil, method: .basic))
     }
 }

@@ -72,6 +72,21 @@ struct HTTPRequestQueryTests {
     }
 }
 
+@Suite("Form bodies")
+struct FormDecodingTests {
+    @Test("form decoding handles + and %XX and refuses bad escapes and bad UTF-8")
+    func strictPairs() throws {
+        let pairs = try #require(FormDecoding.pairs(Array("a=1+2&b=%41%2b&c&d=".utf8)))
+        #expect(pairs.map(\.name) == ["a", "b", "c", "d"])
+        #expect(pairs.map(\.value) == ["1 2", "A+", "", ""])
+        #expect(FormDecoding.pairs(Array("a=%4".utf8)) == nil)
+        #expect(FormDecoding.pairs(Array("a=%zz".utf8)) == nil)
+        #expect(FormDecoding.pairs(Array("a=%FF".utf8)) == nil)
+        #expect(FormDecoding.decode("my%3Aclient") == "my:client")
+        #expect(FormDecoding.decode("100%") == nil)
+    }
+}
+
 @Suite("RequestID")
 struct RequestIDTests {
     @Test(arguments: ["a", "abc-123.DEF_4", String(repeating: "x", count: 128)])

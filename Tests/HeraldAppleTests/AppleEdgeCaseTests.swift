@@ -1,5 +1,5 @@
 import Foundation
-import HeraldApple
+@testable import HeraldApple
 import HeraldTestSupport
 import JOSE
 import Testing
@@ -13,7 +13,7 @@ struct AppleEdgeCaseTests {
     let apple = OfflineApple()
 
     func verify(_ token: String) async -> AppleVerificationResult {
-        await apple.verifier().verify(token: token, policy: defaultPolicy())
+        await apple.verifier().verifyDeferringReplay(token: token, policy: defaultPolicy()).result
     }
 
     /// A token over raw header and payload JSON text (so members can repeat), signed correctly.

@@ -1,5 +1,5 @@
 import Foundation
-import HeraldApple
+@testable import HeraldApple
 import HeraldTestSupport
 import JOSE
 import Storage
@@ -58,10 +58,31 @@ struct ReplayDatabase {
 
     init(_ backend: Backend) async throws {
         fresh = try await FreshDatabase(backend, migrations: AppleReplayStore.migrations)
-        store = AppleReplayStore(database: fresh.database)
+        store = AppleReplayStore()
     }
 
     var database: any Database { fresh.database }
+
+    /// Verifies `token` and records its replay claim in a write transaction of its own, as
+    /// native login does in its login transaction: a claim already taken is `replayed`.
+    func verify(_ verifier: AppleIdentityVerifier, token: String,
+                policy: AppleVerificationPolicy) async throws -> AppleVerificationResult {
+        let (result, replay) = await verifier.verifyDeferringReplay(token: token, policy: policy)
+        guard let replay else { return result }
+        let first = try await database.write { db in try replay.record(in: db) }
+        return first ? result : .rejected(.replayed)
+    }
+
+    /// Claims (acme, `subject`, "n") with `store` (default: this database's) in a write
+    /// transaction of its own, deleting up to `purgingUpTo` expired rows with it.
+    func claim(subject: String, expiresAt: Int64, now: Int64, purgingUpTo purgeLimit: Int,
+               in store: AppleReplayStore? = nil) async throws -> Bool {
+        let store = store ?? self.store
+        return try await database.write { db in
+            try store.claim(db, realmID: "acme", subject: subject, nonce: "n", expiresAt: expiresAt, now: now,
+                            purgingUpTo: purgeLimit)
+        }
+    }
 
     func rowCount() async throws -> Int64 {
         try await database.read { db in try db.queryOne("SELECT COUNT(*) AS n FROM apple_token_replays")?.int("n") ?? -1 }

@@ -80,7 +80,7 @@ struct DiagnosisTests {
         let policy = defaultPolicy(nonceRequired: false, audiences: audiences)
         for (name, customize) in cases {
             let token = apple.minter.token(customize)
-            let verified = await verifier.verify(token: token, policy: policy)
+            let verified = await verifier.verifyDeferringReplay(token: token, policy: policy).result
             let report = await diagnose(token)
             #expect(report.result == verified, "\(name)")
             #expect(report.reason == verified.rejectionReason?.rawValue, "\(name)")
@@ -98,7 +98,7 @@ struct DiagnosisTests {
         for claim in ["exp", "iat", "nbf", "auth_time"] {
             for value in hostile {
                 let token = apple.minter.token { $0.claims[claim] = .number(value) }
-                let verified = await verifier.verify(token: token, policy: policy)
+                let verified = await verifier.verifyDeferringReplay(token: token, policy: policy).result
                 #expect(verified.rejectionReason == .malformed, "\(claim)=\(value)")
                 let report = await diagnose(token)
                 #expect(report.reason == "malformed", "\(claim)=\(value)")
@@ -144,7 +144,7 @@ struct DiagnosisTests {
         let server = try FakeJWKSServer(document: sharedKeys.document)
         defer { server.stop() }
         server.setBehaviour(.status(500))
-        let cache = AppleJWKSCache(configuration: .init(url: server.url))
+        let cache = AppleJWKSCache(configuration: .init(url: server.url), now: { Date() })
         let report = await AppleTokenDiagnosis.diagnose(token: apple.minter.token(), audiences: audiences,
                                                         rawNonce: AppleTokenMinter.defaultRawNonce, keys: cache, now: apple.clock.now)
         #expect(report.reason == "apple_unavailable")

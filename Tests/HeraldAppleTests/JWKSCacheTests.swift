@@ -11,7 +11,7 @@ struct JWKSCacheTests {
         let apple = try LiveApple()
         let verifier = apple.verifier()
         for _ in 0..<3 {
-            #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+            #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         }
         #expect(apple.server.requestCount == 1)
         #expect(apple.cache.metrics.count(.success) == 1)
@@ -20,33 +20,33 @@ struct JWKSCacheTests {
     @Test func rotatedKeyIsAcceptedAfterOneRefresh() async throws {
         let apple = try LiveApple()
         let verifier = apple.verifier()
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         apple.server.setDocument(sharedKeys.rotatedDocument)
         apple.clock.advance(by: 31)  // past the refresh interval that the first fetch started
         let rotated = apple.minter.token { $0.kid = sharedKeys.rotatedKeyID; $0.signingKey = sharedKeys.rotated }
-        #expect(await verifier.verify(token: rotated, policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: rotated, policy: defaultPolicy()).result.claims != nil)
         #expect(apple.server.requestCount == 2)
         // The old key still verifies, without another fetch.
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         #expect(apple.server.requestCount == 2)
     }
 
     @Test func floodOfUnknownKidsFetchesAtMostOncePerThirtySeconds() async throws {
         let apple = try LiveApple()
         let verifier = apple.verifier()
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         #expect(apple.server.requestCount == 1)
         apple.clock.advance(by: 31)
         for index in 0..<25 {
             let token = apple.minter.token { $0.kid = "made-up-\(index)" }
-            #expect(await verifier.verify(token: token, policy: defaultPolicy()) == .rejected(.unknownKey))
+            #expect(await verifier.verifyDeferringReplay(token: token, policy: defaultPolicy()).result == .rejected(.unknownKey))
         }
         #expect(apple.server.requestCount == 2)
         apple.clock.advance(by: 29)
-        #expect(await verifier.verify(token: apple.minter.token { $0.kid = "made-up-late" }, policy: defaultPolicy()) == .rejected(.unknownKey))
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token { $0.kid = "made-up-late" }, policy: defaultPolicy()).result == .rejected(.unknownKey))
         #expect(apple.server.requestCount == 2)
         apple.clock.advance(by: 2)
-        #expect(await verifier.verify(token: apple.minter.token { $0.kid = "made-up-after" }, policy: defaultPolicy()) == .rejected(.unknownKey))
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token { $0.kid = "made-up-after" }, policy: defaultPolicy()).result == .rejected(.unknownKey))
         #expect(apple.server.requestCount == 3)
     }
 
@@ -60,7 +60,7 @@ struct JWKSCacheTests {
         try await withThrowingTaskGroup(of: AppleVerificationResult.self) { group in
             for _ in 0..<callers {
                 let token = apple.minter.token()
-                group.addTask { await verifier.verify(token: token, policy: defaultPolicy()) }
+                group.addTask { await verifier.verifyDeferringReplay(token: token, policy: defaultPolicy()).result }
             }
             // Every caller is suspended on the one fetch, which the server is holding.
             await apple.server.waitForRequests(1)
@@ -76,13 +76,13 @@ struct JWKSCacheTests {
         // Generous client timeouts: the hang lasts until the test releases it.
         let apple = try LiveApple(connectTimeout: 120, totalTimeout: 120)
         let verifier = apple.verifier()
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         apple.server.setBehaviour(.hang)
         apple.clock.advance(by: 31)  // so the unknown kid below may start a refresh
 
         let stuckFinished = Atomic<Bool>(false)
         let stuck = Task {
-            let result = await verifier.verify(token: apple.minter.token { $0.kid = "brand-new-kid" }, policy: defaultPolicy())
+            let result = await verifier.verifyDeferringReplay(token: apple.minter.token { $0.kid = "brand-new-kid" }, policy: defaultPolicy()).result
             stuckFinished.store(true, ordering: .sequentiallyConsistent)
             return result
         }
@@ -90,7 +90,7 @@ struct JWKSCacheTests {
         while apple.server.heldConnectionCount < 1 { await Task.yield() }
 
         // While the refresh hangs, a token signed by a cached key verifies.
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         #expect(stuckFinished.load(ordering: .sequentiallyConsistent) == false)
         #expect(apple.server.heldConnectionCount == 1)
 
@@ -102,27 +102,27 @@ struct JWKSCacheTests {
     @Test func staleKeysKeepVerifyingWhileRefreshFails() async throws {
         let apple = try LiveApple(behaviour: .serve(cacheControl: "public, max-age=300"))
         let verifier = apple.verifier()
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         apple.server.setBehaviour(.status(500))
         apple.clock.advance(by: 301)
 
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         #expect(apple.server.requestCount == 2)
         // Signatures are still checked with stale keys.
-        #expect(await verifier.verify(token: apple.minter.token { $0.tamperSignature = true }, policy: defaultPolicy()) == .rejected(.signature))
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token { $0.tamperSignature = true }, policy: defaultPolicy()).result == .rejected(.signature))
         // A kid the stale set lacks cannot be decided.
-        #expect(await verifier.verify(token: apple.minter.token { $0.kid = "unknown" }, policy: defaultPolicy()).isUnavailable)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token { $0.kid = "unknown" }, policy: defaultPolicy()).result.isUnavailable)
         #expect(apple.cache.metrics.count(.httpError) == 1)
 
         // Seven days past freshness the stale keys are no longer trusted.
         apple.clock.advance(by: 7 * 24 * 3600)
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).isUnavailable)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.isUnavailable)
         #expect(apple.server.requestCount == 3)
     }
 
     @Test func coldCacheWithDeadJWKSIsUnavailableWithRetryAfter() async throws {
         let apple = try LiveApple(behaviour: .status(503))
-        let result = await apple.verifier().verify(token: apple.minter.token(), policy: defaultPolicy())
+        let result = await apple.verifier().verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result
         guard case .unavailable(let retryAfter) = result else {
             Issue.record("expected unavailable, got \(result)")
             return
@@ -130,14 +130,14 @@ struct JWKSCacheTests {
         #expect(retryAfter == 30)
         apple.clock.advance(by: 10)
         // Within the refresh interval no new fetch starts; the hint counts down.
-        #expect(await apple.verifier().verify(token: apple.minter.token(), policy: defaultPolicy()) == .unavailable(retryAfterSeconds: 20))
+        #expect(await apple.verifier().verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result == .unavailable(retryAfterSeconds: 20))
         #expect(apple.server.requestCount == 1)
     }
 
     @Test func unreachableJWKSIsUnavailableNotRejected() async throws {
         let apple = try LiveApple()
         apple.server.stop()
-        let result = await apple.verifier().verify(token: apple.minter.token(), policy: defaultPolicy())
+        let result = await apple.verifier().verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result
         #expect(result.isUnavailable)
         #expect(apple.cache.metrics.count(.networkError) == 1)
     }
@@ -145,36 +145,36 @@ struct JWKSCacheTests {
     @Test func maxAgeFromCacheControlIsHonoured() async throws {
         let apple = try LiveApple(behaviour: .serve(cacheControl: "max-age=600"))
         let verifier = apple.verifier()
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         apple.clock.advance(by: 599)
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         #expect(apple.server.requestCount == 1)
         apple.clock.advance(by: 2)
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         #expect(apple.server.requestCount == 2)
     }
 
     @Test func tinyMaxAgeIsRaisedToFiveMinutes() async throws {
         let apple = try LiveApple(behaviour: .serve(cacheControl: "max-age=10"))
         let verifier = apple.verifier()
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         apple.clock.advance(by: 299)
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         #expect(apple.server.requestCount == 1)
         apple.clock.advance(by: 2)
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         #expect(apple.server.requestCount == 2)
     }
 
     @Test func missingMaxAgeDefaultsToOneDay() async throws {
         let apple = try LiveApple()
         let verifier = apple.verifier()
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         apple.clock.advance(by: 24 * 3600 - 1)
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         #expect(apple.server.requestCount == 1)
         apple.clock.advance(by: 2)
-        #expect(await verifier.verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         #expect(apple.server.requestCount == 2)
     }
 
@@ -183,7 +183,7 @@ struct JWKSCacheTests {
         keys.append(JWK(kty: "RSA", kid: "broken-rsa", n: "AQAB", e: "AQAB"))
         keys.append(JWK(kty: "oct", kid: "symmetric"))
         let apple = try LiveApple(document: JWKSet.document(keys))
-        #expect(await apple.verifier().verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(await apple.verifier().verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
         #expect(apple.cache.metrics.skippedKeys == 2)
         #expect(apple.cache.metrics.count(.success) == 1)
     }

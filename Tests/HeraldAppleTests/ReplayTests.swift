@@ -12,8 +12,8 @@ struct ReplayTests {
         let apple = OfflineApple()
         let verifier = apple.verifier(replayStore: db.store)
         let token = apple.minter.token()
-        #expect(await verifier.verify(token: token, policy: defaultPolicy()).claims != nil)
-        #expect(await verifier.verify(token: token, policy: defaultPolicy()) == .rejected(.replayed))
+        #expect(try await db.verify(verifier, token: token, policy: defaultPolicy()).claims != nil)
+        #expect(try await db.verify(verifier, token: token, policy: defaultPolicy()) == .rejected(.replayed))
     }
 
     @Test(arguments: Backend.allCases) func anotherTokenWithTheSameSubAndNonceIsReplayedUntilTheFirstExpires(backend: Backend) async throws {
@@ -23,14 +23,14 @@ struct ReplayTests {
         let now = apple.clock.now.timeIntervalSince1970.rounded(.down)
         let first = apple.minter.token { $0.claims["exp"] = .number(now + 100) }
         let second = apple.minter.token { $0.claims["exp"] = .number(now + 1000) }
-        #expect(await verifier.verify(token: first, policy: defaultPolicy()).claims != nil)
-        #expect(await verifier.verify(token: second, policy: defaultPolicy()) == .rejected(.replayed))
+        #expect(try await db.verify(verifier, token: first, policy: defaultPolicy()).claims != nil)
+        #expect(try await db.verify(verifier, token: second, policy: defaultPolicy()) == .rejected(.replayed))
         // The first token is accepted until exp + 60 s leeway; its entry lives exactly as long.
         apple.clock.advance(by: 159)
-        #expect(await verifier.verify(token: second, policy: defaultPolicy()) == .rejected(.replayed))
+        #expect(try await db.verify(verifier, token: second, policy: defaultPolicy()) == .rejected(.replayed))
         apple.clock.advance(by: 2)
-        #expect(await verifier.verify(token: second, policy: defaultPolicy()).claims != nil)
-        #expect(await verifier.verify(token: second, policy: defaultPolicy()) == .rejected(.replayed))
+        #expect(try await db.verify(verifier, token: second, policy: defaultPolicy()).claims != nil)
+        #expect(try await db.verify(verifier, token: second, policy: defaultPolicy()) == .rejected(.replayed))
     }
 
     @Test(arguments: Backend.allCases) func replayIsScopedByRealm(backend: Backend) async throws {
@@ -38,9 +38,9 @@ struct ReplayTests {
         let apple = OfflineApple()
         let verifier = apple.verifier(replayStore: db.store)
         let token = apple.minter.token()
-        #expect(await verifier.verify(token: token, policy: defaultPolicy(realmID: "acme")).claims != nil)
-        #expect(await verifier.verify(token: token, policy: defaultPolicy(realmID: "globex")).claims != nil)
-        #expect(await verifier.verify(token: token, policy: defaultPolicy(realmID: "globex")) == .rejected(.replayed))
+        #expect(try await db.verify(verifier, token: token, policy: defaultPolicy(realmID: "acme")).claims != nil)
+        #expect(try await db.verify(verifier, token: token, policy: defaultPolicy(realmID: "globex")).claims != nil)
+        #expect(try await db.verify(verifier, token: token, policy: defaultPolicy(realmID: "globex")) == .rejected(.replayed))
     }
 
     @Test(arguments: Backend.allCases) func tokensWithoutNonceAreNotTracked(backend: Backend) async throws {
@@ -49,8 +49,8 @@ struct ReplayTests {
         let verifier = apple.verifier(replayStore: db.store)
         let token = apple.minter.token { $0.claims["nonce"] = nil }
         let policy = defaultPolicy(nonceRequired: false, rawNonce: nil)
-        #expect(await verifier.verify(token: token, policy: policy).claims != nil)
-        #expect(await verifier.verify(token: token, policy: policy).claims != nil)
+        #expect(try await db.verify(verifier, token: token, policy: policy).claims != nil)
+        #expect(try await db.verify(verifier, token: token, policy: policy).claims != nil)
         #expect(try await db.rowCount() == 0)
     }
 
@@ -59,14 +59,14 @@ struct ReplayTests {
         let apple = OfflineApple()
         let verifier = apple.verifier(replayStore: db.store)
         let token = apple.minter.token()
-        #expect(await verifier.verify(token: token, policy: defaultPolicy(audiences: ["com.other"])) == .rejected(.audience))
-        #expect(await verifier.verify(token: token, policy: defaultPolicy()).claims != nil)
+        #expect(try await db.verify(verifier, token: token, policy: defaultPolicy(audiences: ["com.other"])) == .rejected(.audience))
+        #expect(try await db.verify(verifier, token: token, policy: defaultPolicy()).claims != nil)
     }
 
     @Test(arguments: Backend.allCases) func storesOnlyAHashOfSubAndNonce(backend: Backend) async throws {
         let db = try await ReplayDatabase(backend)
         let apple = OfflineApple()
-        #expect(await apple.verifier(replayStore: db.store).verify(token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        #expect(try await db.verify(apple.verifier(replayStore: db.store), token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
         let rows = try await db.database.read { db in try db.query("SELECT realm_id, key_hash, expires_at FROM apple_token_replays") }
         #expect(rows.count == 1)
         let stored = try rows[0].bytes("key_hash")
@@ -81,9 +81,15 @@ struct ReplayTests {
     @Test(arguments: Backend.allCases) func concurrentClaimsOfOnePairAcceptExactlyOne(backend: Backend) async throws {
         let db = try await ReplayDatabase(backend)
         let store = db.store
+        let database = db.database
         let accepted = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<12 {
-                group.addTask { try await store.claim(realmID: "acme", subject: "s", nonce: "n", expiresAt: 2_000, now: 1_000) }
+                group.addTask {
+                    try await database.write { db in
+                        try store.claim(db, realmID: "acme", subject: "s", nonce: "n", expiresAt: 2_000, now: 1_000,
+                                        purgingUpTo: 0)
+                    }
+                }
             }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
@@ -93,27 +99,28 @@ struct ReplayTests {
     @Test(arguments: Backend.allCases) func purgeRemovesOnlyExpiredRowsAndIsBounded(backend: Backend) async throws {
         let db = try await ReplayDatabase(backend)
         for index in 0..<5 {
-            #expect(try await db.store.claim(realmID: "acme", subject: "old-\(index)", nonce: "n", expiresAt: 1_100, now: 1_000))
+            #expect(try await db.claim(subject: "old-\(index)", expiresAt: 1_100, now: 1_000, purgingUpTo: 0))
         }
-        #expect(try await db.store.claim(realmID: "acme", subject: "live", nonce: "n", expiresAt: 5_000, now: 1_000))
-        #expect(try await db.store.purgeExpired(now: 2_000, limit: 3) == 3)
+        #expect(try await db.claim(subject: "live", expiresAt: 5_000, now: 1_000, purgingUpTo: 0))
+        // Each claim adds its own row, then deletes at most `purgingUpTo` expired ones.
+        #expect(try await db.claim(subject: "new-1", expiresAt: 5_000, now: 2_000, purgingUpTo: 3))
+        #expect(try await db.rowCount() == 4)
+        #expect(try await db.claim(subject: "new-2", expiresAt: 5_000, now: 2_000, purgingUpTo: 10))
         #expect(try await db.rowCount() == 3)
-        #expect(try await db.store.purgeExpired(now: 2_000, limit: 10) == 2)
-        #expect(try await db.rowCount() == 1)
     }
 
     @Test(arguments: Backend.allCases) func claimsPurgeExpiredRowsOpportunistically(backend: Backend) async throws {
         let db = try await ReplayDatabase(backend)
-        let store = AppleReplayStore(database: db.database, purgeIntervalSeconds: 60, purgeBatchSize: 100)
+        let store = AppleReplayStore(purgeIntervalSeconds: 60, purgeBatchSize: 100)
         // The first claim purges (nothing to purge yet) and arms the interval.
-        #expect(try await store.claim(realmID: "acme", subject: "a", nonce: "n", expiresAt: 1_010, now: 1_000))
-        #expect(try await store.claim(realmID: "acme", subject: "b", nonce: "n", expiresAt: 1_010, now: 1_001))
+        #expect(try await db.claim(subject: "a", expiresAt: 1_010, now: 1_000, purgingUpTo: store.purgeBudget(now: 1_000), in: store))
+        #expect(try await db.claim(subject: "b", expiresAt: 1_010, now: 1_001, purgingUpTo: store.purgeBudget(now: 1_001), in: store))
         #expect(try await db.rowCount() == 2)
         // Within the interval no purge runs.
-        #expect(try await store.claim(realmID: "acme", subject: "c", nonce: "n", expiresAt: 9_999, now: 1_020))
+        #expect(try await db.claim(subject: "c", expiresAt: 9_999, now: 1_020, purgingUpTo: store.purgeBudget(now: 1_020), in: store))
         #expect(try await db.rowCount() == 3)
         // After it, a claim removes the expired rows in the same transaction.
-        #expect(try await store.claim(realmID: "acme", subject: "d", nonce: "n", expiresAt: 9_999, now: 1_061))
+        #expect(try await db.claim(subject: "d", expiresAt: 9_999, now: 1_061, purgingUpTo: store.purgeBudget(now: 1_061), in: store))
         #expect(try await db.rowCount() == 2)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HeraldTestSupport
 import JOSE
 import Realms
+import TokenIssuer
 import Testing
 @testable import HeraldServer
 
@@ -11,7 +12,7 @@ import Testing
 struct AdminAccessScopeTests {
     /// The admin route table of a running server (only the declarations are read).
     static func routeTable(_ herald: RunningHerald) -> [AdminRoute] {
-        AdminRoutes.routes(AdminStores(context: herald.application.context, sessionRevoker: NoSessionsToRevoke()))
+        AdminRoutes.routes(AdminStores(context: herald.application.context, sessionRevoker: SessionRevoker(now: herald.application.context.now)))
     }
 
     /// `route`'s path with `:realm` set to `realm` and every other parameter to `x`.
@@ -38,7 +39,7 @@ struct AdminAccessScopeTests {
 
     static func token(_ herald: RunningHerald, _ name: String, role: AdminRole = .admin,
                       scope: AdminScope = .allRealms) async throws -> String {
-        try await AdminTokenStore(database: herald.application.context.database)
+        try await AdminTokenStore(database: herald.application.context.database, now: herald.application.context.now)
             .create(name: name, role: role, scope: scope, context: ChangeContext(actor: "test"))
     }
 

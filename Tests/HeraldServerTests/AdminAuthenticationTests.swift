@@ -65,7 +65,7 @@ struct AdminAuthenticationTests {
     func cliTokens(backend: Backend) async throws {
         try await RunningHerald.with(backend: backend) { herald in
             let database = herald.application.context.database
-            let tokens = AdminTokenStore(database: database)
+            let tokens = AdminTokenStore(database: database, now: herald.application.context.now)
             let cli = try ChangeContext(actor: "cli")
             let token = try await tokens.create(name: "deploy-bot", context: cli)
             let created = try await herald.admin("POST", "/api/admin/realms", json: ["id": "acme"], reason: "bootstrap", token: token)

@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import Realms
+import TokenIssuer
 import Storage
 @testable import HeraldServer
 
@@ -34,7 +35,10 @@ extension RunningHerald {
     }
 
     /// The account store of the server's database (accounts are created by login, not the admin API).
-    var accounts: AccountStore { AccountStore(database: application.context.database) }
+    var accounts: AccountStore {
+        AccountStore(database: application.context.database, sessionRevoker: SessionRevoker(now: application.context.now),
+                     deletionHook: application.context.appleTokens, now: application.context.now)
+    }
 }
 
 extension TestHTTPClient.Response {

@@ -41,8 +41,8 @@ struct AdminTokenCLITests {
         let database = "sqlite:" + path
         #expect(try await Self.herald(["migrate"], database: database, folder: folder).exitCode == 0)
         do {
-            let db = try SQLiteDatabase(path: path)
-            let realms = RealmStore(database: db)
+            let db = try SQLiteDatabase(path: path, now: { Date() })
+            let realms = RealmStore(database: db, now: { Date() })
             for id in ["acme", "globex"] { _ = try await realms.create(id: id, context: ChangeContext(actor: "test")) }
             await db.close()
         }
@@ -64,8 +64,8 @@ struct AdminTokenCLITests {
         #expect(rows.last.map { [$0[0], $0[2], $0[3]] } == ["support", "viewer", "realms acme,globex"])
         #expect(!listed.output.contains(token))
 
-        let db = try SQLiteDatabase(path: path)
-        let stored = try await AdminTokenStore(database: db).token(presented: token)
+        let db = try SQLiteDatabase(path: path, now: { Date() })
+        let stored = try await AdminTokenStore(database: db, now: { Date() }).token(presented: token)
         await db.close()
         #expect(stored?.role == .viewer)
         #expect(stored?.scope == .realms(["acme", "globex"]))

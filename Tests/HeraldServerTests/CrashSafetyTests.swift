@@ -60,7 +60,7 @@ struct CrashSafetyTests {
 
     /// `PRAGMA integrity_check`, foreign keys, and no half-written account, session or token.
     static func expectConsistent(databasePath: String) async throws {
-        let database = try SQLiteDatabase(path: databasePath)
+        let database = try SQLiteDatabase(path: databasePath, now: { Date() })
         let checks = try await database.read { db -> [String: Int64] in
             func count(_ sql: String) throws -> Int64 { try db.queryOne(sql)?.int("n") ?? -1 }
             let integrity = try db.query("PRAGMA integrity_check").map { try $0.string("integrity_check") }

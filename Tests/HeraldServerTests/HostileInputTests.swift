@@ -143,7 +143,7 @@ struct HostileRouteSetup: Sendable {
             ]))
             let spareAccount = try await herald.accounts.create(realmID: spare, .init(email: "spare@example.com")).id
             // The admin token DELETE /api/admin/tokens/:name revokes (the probes use the env token).
-            _ = try await AdminTokenStore(database: herald.application.context.database)
+            _ = try await AdminTokenStore(database: herald.application.context.database, now: herald.application.context.now)
                 .create(name: probeTokenName, context: ChangeContext(actor: "test"))
 
             let setup = HostileRouteSetup(

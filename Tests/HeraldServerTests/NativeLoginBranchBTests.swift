@@ -40,7 +40,7 @@ struct NativeLoginBranchBTests {
             let query = queryParameters(redirect)
             #expect(redirect.hasPrefix("https://partner.example/callback?code=ac_"))
             #expect(query["state"] == "st-1")
-            #expect(query["iss"] == context.tokens.issuer(realmID: "acme"))
+            #expect(query["iss"] == context.issuers.issuer(realmID: "acme"))
             let code = try #require(query["code"])
             let stored = try await context.database.read { db in
                 try db.queryOne("SELECT account_id, client_id FROM authorization_codes WHERE code_hash = ?",

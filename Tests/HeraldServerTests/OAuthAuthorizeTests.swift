@@ -105,8 +105,8 @@ struct OAuthAuthorizeTests {
 
     @Test("state is required, bounded, and a state already pending is refused until it expires", arguments: Backend.allCases)
     func stateRules(backend: Backend) async throws {
-        let clock = OAuthTestClock()
-        try await RunningHerald.with(backend: backend, now: clock.now) { herald in
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        try await RunningHerald.with(backend: backend, now: clock.closure) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let missing = try await fixture.authorize(["state": nil])
             #expect(queryParameters(missing.header("Location") ?? "")["error"] == "invalid_request")
@@ -122,7 +122,7 @@ struct OAuthAuthorizeTests {
             let reusedRedirect = try await fixture.authorize()
             #expect(queryParameters(reusedRedirect.header("Location") ?? "")["error"] == "invalid_request")
 
-            clock.advance(601)
+            clock.advance(by: 601)
             #expect(try await fixture.authorize(json: true).status == 200)
         }
     }

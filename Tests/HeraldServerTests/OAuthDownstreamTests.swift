@@ -98,8 +98,8 @@ struct OAuthDownstreamTests {
 
     @Test("another client, an unknown state and an expired pending authorization are invalid_downstream_state", arguments: Backend.allCases)
     func refusesMismatches(backend: Backend) async throws {
-        let clock = OAuthTestClock()
-        try await RunningHerald.with(backend: backend, now: clock.now) { herald in
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        try await RunningHerald.with(backend: backend, now: clock.closure) { herald in
             let fixture = try await OAuthFixture.make(herald)
             _ = try await fixture.authorize()
             for (client, state) in [(OAuthFixture.confidentialClient, "st-123"), (OAuthFixture.publicClient, "other")] {
@@ -110,7 +110,7 @@ struct OAuthDownstreamTests {
                     #expect(error.code == .invalidDownstreamState)
                 }
             }
-            clock.advance(600)
+            clock.advance(by: 600)
             do {
                 _ = try await fixture.complete(accountID: "acct-1")
                 Issue.record("completed an expired authorization")
@@ -126,7 +126,7 @@ struct OAuthDownstreamTests {
             let fixture = try await OAuthFixture.make(herald)
             _ = try await fixture.authorize()
             let database = herald.application.context.database
-            let grants = DownstreamAuthorizations(database: database)
+            let grants = DownstreamAuthorizations(database: database, now: herald.application.context.now)
             await #expect(throws: GrantsError.self) {
                 _ = try await database.write(isolation: .readCommitted) { db in
                     try grants.completeDownstream(in: db, realmID: "other", issuer: "x", clientID: OAuthFixture.publicClient,
@@ -216,7 +216,7 @@ struct OAuthDiscoveryTests {
             let response = try await herald.request("GET", "/api/oauth/acme/.well-known/openid-configuration")
             #expect(response.status == 200)
             let document = response.json
-            let issuer = herald.application.context.tokens.issuer(realmID: "acme")
+            let issuer = herald.application.context.issuers.issuer(realmID: "acme")
             #expect(issuer.hasSuffix("/api/oauth/acme"))
             #expect(document["issuer"]?.stringValue == issuer)
             #expect(document["authorization_endpoint"]?.stringValue == issuer + "/authorize")

@@ -263,8 +263,8 @@ struct OAuthRevokeIntrospectTests {
 
     @Test("introspection needs a confidential client of the realm; a foreign realm's token is inactive", arguments: Backend.allCases)
     func introspectAuthentication(backend: Backend) async throws {
-        let clock = OAuthTestClock()
-        try await RunningHerald.with(backend: backend, now: clock.now) { herald in
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        try await RunningHerald.with(backend: backend, now: clock.closure) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let tokens = try await issueTokens(fixture)
             let publicClient = try await fixture.post("introspect", [("token", tokens.access), ("client_id", OAuthFixture.publicClient)])
@@ -283,7 +283,7 @@ struct OAuthRevokeIntrospectTests {
             #expect(foreign.status == 200)
             #expect(foreign.json == ["active": false])
 
-            clock.advance(901)
+            clock.advance(by: 901)
             let expired = try await fixture.post("introspect", [("token", tokens.access)],
                                                  basic: (OAuthFixture.otherClient, fixture.otherSecret))
             #expect(expired.json == ["active": false])

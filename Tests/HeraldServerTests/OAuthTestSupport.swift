@@ -1,22 +1,12 @@
 import Foundation
 import Grants
+import HTTPServer
 import Realms
 import Storage
 import Testing
 import JOSE
 import Synchronization
 @testable import HeraldServer
-
-/// A clock tests move by hand, so expiry is tested without sleeping.
-final class OAuthTestClock: Sendable {
-    private let seconds: Mutex<TimeInterval>
-
-    init(_ start: TimeInterval = 1_800_000_000) { seconds = Mutex(start) }
-
-    var now: @Sendable () -> Date { { [self] in Date(timeIntervalSince1970: seconds.withLock { $0 }) } }
-
-    func advance(_ delta: TimeInterval) { seconds.withLock { $0 += delta } }
-}
 
 extension RunningHerald {
     /// An HTTP request (on the test client's own thread; see `send`).
@@ -64,7 +54,7 @@ struct OAuthFixture {
         return OAuthFixture(herald: herald, secret: secret ?? "", otherSecret: otherSecret ?? "")
     }
 
-    var issuer: String { herald.application.context.tokens.issuer(realmID: Self.realm) }
+    var issuer: String { herald.application.context.issuers.issuer(realmID: Self.realm) }
 
     /// The /authorize query for `client`, with overrides (nil value removes a parameter).
     static func authorizeQuery(client: String = publicClient, state: String = "st-123",
@@ -129,7 +119,7 @@ func queryParameters(_ url: String) -> [String: String] {
     guard let query = url.split(separator: "?", maxSplits: 1).dropFirst().first else { return [:] }
     let withoutFragment = query.split(separator: "#", maxSplits: 1).first.map(String.init) ?? ""
     var result: [String: String] = [:]
-    for pair in FormEncoding.decodePairs(Array(withoutFragment.utf8)) ?? [] { result[pair.name] = pair.value }
+    for pair in FormDecoding.pairs(Array(withoutFragment.utf8)) ?? [] { result[pair.name] = pair.value }
     return result
 }
 

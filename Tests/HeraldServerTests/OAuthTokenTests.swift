@@ -135,15 +135,15 @@ struct OAuthTokenCodeTests {
 
     @Test("a code older than 60 seconds is invalid_grant", arguments: Backend.allCases)
     func expiredCode(backend: Backend) async throws {
-        let clock = OAuthTestClock()
-        try await RunningHerald.with(backend: backend, now: clock.now) { herald in
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        try await RunningHerald.with(backend: backend, now: clock.closure) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let accountID = try await fixture.account()
             let fresh = try await fixture.code(accountID: accountID)
-            clock.advance(59)
+            clock.advance(by: 59)
             #expect(try await fixture.exchange(fresh).status == 200)
             let stale = try await fixture.code(accountID: accountID)
-            clock.advance(60)
+            clock.advance(by: 60)
             let response = try await fixture.exchange(stale)
             #expect(response.status == 400)
             #expect(response.json["error"] == "invalid_grant")

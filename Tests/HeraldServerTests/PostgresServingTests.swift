@@ -24,7 +24,8 @@ import Testing
         try await TestPostgres.shared().withDatabase { url in
             let configuration = try HeraldConfiguration.load(arguments: ["--database", url], environment: [:])
             do {
-                _ = try await HeraldApplication.open(configuration: configuration, logger: Logger(level: .error, sink: { _ in }))
+                _ = try await HeraldApplication.open(configuration: configuration,
+                                                     logger: Logger(level: .error, now: { Date() }, sink: { _ in }), now: { Date() })
                 Issue.record("a PostgreSQL deployment without HERALD_MASTER_KEY must not start")
             } catch let error as ConfigurationError {
                 #expect(error.message.contains("HERALD_MASTER_KEY"))

@@ -16,7 +16,7 @@ struct RequestCountSharingTests {
     }
 
     static func database(in directory: TemporaryDirectory) async throws -> SQLiteDatabase {
-        let database = try SQLiteDatabase(path: directory.file("limits.db"))
+        let database = try SQLiteDatabase(path: directory.file("limits.db"), now: { Date() })
         try await database.migrate(RequestRateLimiter.migrations)
         return database
     }
@@ -34,9 +34,9 @@ struct RequestCountSharingTests {
     func nodesShareOneBudget() async throws {
         let directory = try TemporaryDirectory()
         let database = try await Self.database(in: directory)
-        let clock = OAuthTestClock()
-        let first = RequestRateLimiter(database: database, limits: Self.limits(perIP: 5), windowCapacity: 100, now: clock.now)
-        let second = RequestRateLimiter(database: database, limits: Self.limits(perIP: 5), windowCapacity: 100, now: clock.now)
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        let first = RequestRateLimiter(database: database, limits: Self.limits(perIP: 5), windowCapacity: 100, now: clock.closure)
+        let second = RequestRateLimiter(database: database, limits: Self.limits(perIP: 5), windowCapacity: 100, now: clock.closure)
 
         #expect(try await Self.admitted(first, 3) == 3)
         try await first.share()
@@ -61,8 +61,8 @@ struct RequestCountSharingTests {
     func fullTableCountsInTheDatabase() async throws {
         let directory = try TemporaryDirectory()
         let database = try await Self.database(in: directory)
-        let clock = OAuthTestClock()
-        let limiter = RequestRateLimiter(database: database, limits: Self.limits(perIP: 2), windowCapacity: 1, now: clock.now)
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        let limiter = RequestRateLimiter(database: database, limits: Self.limits(perIP: 2), windowCapacity: 1, now: clock.closure)
         // The one window the table holds.
         #expect(try await limiter.admit(realmID: "r", endpoint: .token, clientIP: "192.0.2.9", clientID: nil) == nil)
         #expect(try await Self.admitted(limiter, 4) == 2)
@@ -77,10 +77,10 @@ struct RequestCountSharingTests {
     func endedWindowsAreDropped() async throws {
         let directory = try TemporaryDirectory()
         let database = try await Self.database(in: directory)
-        let clock = OAuthTestClock()
-        let limiter = RequestRateLimiter(database: database, limits: Self.limits(perIP: 1), windowCapacity: 10, now: clock.now)
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        let limiter = RequestRateLimiter(database: database, limits: Self.limits(perIP: 1), windowCapacity: 10, now: clock.closure)
         #expect(try await Self.admitted(limiter, 2) == 1)
-        clock.advance(3600)
+        clock.advance(by: 3600)
         try await limiter.share()
         #expect(limiter.liveWindowCount == 1, "the ended window is kept until its hit is shared")
         try await limiter.share()

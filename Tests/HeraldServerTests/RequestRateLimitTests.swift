@@ -21,9 +21,9 @@ struct RequestRateLimitTests {
 
     @Test("a concurrent burst at /token is admitted exactly up to the limit", arguments: Backend.allCases)
     func concurrentBurstAdmitsExactlyTheLimit(backend: Backend) async throws {
-        let clock = OAuthTestClock()
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         try await RunningHerald.with(backend: backend, configure: Self.limits(perIP: "5/3600", perClient: "1000/3600"),
-                                     now: clock.now) { herald in
+                                     now: clock.closure) { herald in
             let fixture = try await OAuthFixture.make(herald)
             let responses = try await withThrowingTaskGroup(of: TestHTTPClient.Response.self) { group in
                 for _ in 0..<24 { group.addTask { try await fixture.post("token", Self.refreshForm()) } }
@@ -52,9 +52,9 @@ struct RequestRateLimitTests {
     @Test("a concurrent burst of session refreshes of one client is admitted up to the per-client limit",
           arguments: Backend.allCases)
     func sessionRefreshPerClientBurst(backend: Backend) async throws {
-        let clock = OAuthTestClock()
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         try await RunningHerald.with(backend: backend, configure: Self.limits(perIP: "1000/3600", perClient: "4/3600"),
-                                     now: clock.now) { herald in
+                                     now: clock.closure) { herald in
             _ = try await OAuthFixture.make(herald)
             func refresh(_ client: String) async throws -> TestHTTPClient.Response {
                 try await herald.request("POST", "/api/auth/\(OAuthFixture.realm)/session/refresh",
@@ -79,8 +79,8 @@ struct RequestRateLimitTests {
 
     @Test("a request refused by the per-client limit does not use up its address's budget")
     func perClientRefusalGivesBackTheAddressCount() async throws {
-        let clock = OAuthTestClock()
-        try await RunningHerald.with(configure: Self.limits(perIP: "3/3600", perClient: "1/3600"), now: clock.now) { herald in
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        try await RunningHerald.with(configure: Self.limits(perIP: "3/3600", perClient: "1/3600"), now: clock.closure) { herald in
             let fixture = try await OAuthFixture.make(herald)
             var statuses: [Int] = []
             for client in ["a", "a", "a", "b", "c", "d"] {
@@ -94,8 +94,8 @@ struct RequestRateLimitTests {
 
     @Test("/authorize over its limit answers 429 JSON, never a redirect, and a new window admits again")
     func authorizeLimitAndWindowEnd() async throws {
-        let clock = OAuthTestClock()
-        try await RunningHerald.with(configure: Self.limits(perIP: "2/60", perClient: "off"), now: clock.now) { herald in
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        try await RunningHerald.with(configure: Self.limits(perIP: "2/60", perClient: "off"), now: clock.closure) { herald in
             let fixture = try await OAuthFixture.make(herald)
             #expect(try await fixture.authorize(state: "s1").status == 302)
             #expect(try await fixture.authorize(state: "s2").status == 302)
@@ -107,7 +107,7 @@ struct RequestRateLimitTests {
             #expect((1...60).contains(retryAfter))
             // Other endpoints have budgets of their own.
             #expect(try await fixture.post("token", Self.refreshForm()).status == 400)
-            clock.advance(TimeInterval(retryAfter))
+            clock.advance(by: TimeInterval(retryAfter))
             #expect(try await fixture.authorize(state: "s4").status == 302)
         }
     }

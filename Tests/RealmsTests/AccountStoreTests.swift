@@ -99,7 +99,7 @@ struct AccountStoreTests {
     func disable(backend: Backend) async throws {
         try await TestDatabase.with(backend) { test throws in
             let revoker = RecordingRevoker()
-            let accounts = AccountStore(database: test.database, sessionRevoker: revoker, now: test.clock.now)
+            let accounts = AccountStore(database: test.database, sessionRevoker: revoker, deletionHook: nil, now: test.clock.closure)
             _ = try await test.realms.create(id: "acme", context: admin)
             let account = try await accounts.create(realmID: "acme", NewAccount(email: "jane@example.com"))
             let disabled = try await accounts.update(realmID: "acme", id: account.id,
@@ -138,7 +138,7 @@ struct AccountStoreTests {
     func delete(backend: Backend) async throws {
         try await TestDatabase.with(backend) { test throws in
             let revoker = RecordingRevoker()
-            let accounts = AccountStore(database: test.database, sessionRevoker: revoker, now: test.clock.now)
+            let accounts = AccountStore(database: test.database, sessionRevoker: revoker, deletionHook: nil, now: test.clock.closure)
             _ = try await test.realms.create(id: "acme", context: admin)
             let account = try await accounts.create(
                 realmID: "acme", NewAccount(email: "jane@example.com", emailVerified: true,

@@ -31,7 +31,7 @@ struct AdminTokenStoreTests {
                                .blob(SHA256.hash(token)))
             }
             try await fresh.database.migrate(RealmsSchema.migrations)
-            let stored = try await AdminTokenStore(database: fresh.database).token(presented: token)
+            let stored = try await AdminTokenStore(database: fresh.database, now: TestClock().closure).token(presented: token)
             #expect(stored == AdminToken(name: "old", createdAt: 1, role: .admin, scope: .allRealms))
         } catch {
             await fresh.close()

@@ -9,7 +9,7 @@ import Testing
 /// A fresh, migrated database of one backend (HeraldTestSupport's `FreshDatabase`).
 final class TestDatabase: Sendable {
     let fresh: FreshDatabase
-    let clock = TestClock()
+    let clock = TestClock(Date(timeIntervalSince1970: 1_700_000_000))
 
     init(_ backend: Backend) async throws {
         fresh = try await FreshDatabase(backend, migrations: RealmsSchema.migrations)
@@ -17,14 +17,14 @@ final class TestDatabase: Sendable {
 
     var database: any Database { fresh.database }
 
-    var realms: RealmStore { RealmStore(database: database, now: clock.now) }
-    var clients: ClientAppStore { ClientAppStore(database: database, now: clock.now) }
-    var accounts: AccountStore { AccountStore(database: database, now: clock.now) }
-    var adminTokens: AdminTokenStore { AdminTokenStore(database: database, now: clock.now) }
+    var realms: RealmStore { RealmStore(database: database, now: clock.closure) }
+    var clients: ClientAppStore { ClientAppStore(database: database, sessionRevoker: NoSessions(), now: clock.closure) }
+    var accounts: AccountStore { AccountStore(database: database, sessionRevoker: NoSessions(), deletionHook: nil, now: clock.closure) }
+    var adminTokens: AdminTokenStore { AdminTokenStore(database: database, now: clock.closure) }
     var audit: AuditLog { AuditLog(database: database) }
 
     func appleProviders(masterKey: MasterKey) -> AppleProviderStore {
-        AppleProviderStore(database: database, masterKey: masterKey, now: clock.now)
+        AppleProviderStore(database: database, masterKey: masterKey, now: clock.closure)
     }
 
     /// Runs `body` with a fresh database of `backend`, then closes it.
@@ -46,15 +46,10 @@ final class TestDatabase: Sendable {
     }
 }
 
-/// A clock tests move by hand.
-final class TestClock: Sendable {
-    private let current = Mutex(Date(timeIntervalSince1970: 1_700_000_000))
-
-    var now: @Sendable () -> Date { { [self] in current.withLock { $0 } } }
-
-    func advance(by seconds: TimeInterval) {
-        current.withLock { $0 = $0.addingTimeInterval(seconds) }
-    }
+/// Realms' tests have no sessions to revoke (TokenIssuer, which owns them, is above Realms).
+struct NoSessions: AccountSessionRevoker, ClientSessionRevoker {
+    func revokeSessions(realmID: String, accountID: String, in executor: any SQLExecutor) throws {}
+    func revokeSessions(realmID: String, clientID: String, in executor: any SQLExecutor) throws {}
 }
 
 /// The operator of most tests.

@@ -42,13 +42,13 @@ struct ConnectionSettingsTests {
     @Test func dataSurvivesCloseAndReopen() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("persist.db")
-        let first = try SQLiteDatabase(path: path)
+        let first = try SQLiteDatabase(path: path, now: { Date() })
         try await first.write { executor in
             try executor.execute("CREATE TABLE kept (v TEXT)")
             try executor.execute("INSERT INTO kept (v) VALUES ('still here')")
         }
         await first.close()
-        let second = try SQLiteDatabase(path: path)
+        let second = try SQLiteDatabase(path: path, now: { Date() })
         let value = try await second.read { try $0.queryOne("SELECT v FROM kept")?.string("v") }
         await second.close()
         #expect(value == "still here")
@@ -57,7 +57,7 @@ struct ConnectionSettingsTests {
     @Test func missingDirectoryFailsWithIOError() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("no-such-dir/herald.db")
-        let error = #expect(throws: StorageError.self) { try SQLiteDatabase(path: path) }
+        let error = #expect(throws: StorageError.self) { try SQLiteDatabase(path: path, now: { Date() }) }
         #expect(error?.code == .io)
         #expect(error?.message.contains(path) == true)
     }
@@ -66,20 +66,20 @@ struct ConnectionSettingsTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("garbage.db")
         try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: path))
-        let error = #expect(throws: StorageError.self) { try SQLiteDatabase(path: path) }
+        let error = #expect(throws: StorageError.self) { try SQLiteDatabase(path: path, now: { Date() }) }
         #expect(error?.code == .corrupt)
         #expect(error?.resultCode == 26)  // SQLITE_NOTADB
     }
 
     @Test func readerCountBelowOneIsRejected() throws {
         let directory = try TemporaryDirectory()
-        let error = #expect(throws: StorageError.self) { try SQLiteDatabase(path: directory.path("x.db"), readerCount: 0) }
+        let error = #expect(throws: StorageError.self) { try SQLiteDatabase(path: directory.path("x.db"), readerCount: 0, now: { Date() }) }
         #expect(error?.code == .unsupported)
     }
 
     @Test func isReachableUntilClosed() async throws {
         let directory = try TemporaryDirectory()
-        let database = try SQLiteDatabase(path: directory.path("reach.db"))
+        let database = try SQLiteDatabase(path: directory.path("reach.db"), now: { Date() })
         #expect(await database.isReachable())
         await database.close()
         #expect(await !database.isReachable())
@@ -87,7 +87,7 @@ struct ConnectionSettingsTests {
 
     @Test func readsAndWritesFailAfterCloseAndCloseTwiceIsHarmless() async throws {
         let directory = try TemporaryDirectory()
-        let database = try SQLiteDatabase(path: directory.path("closed.db"))
+        let database = try SQLiteDatabase(path: directory.path("closed.db"), now: { Date() })
         try await database.write { try $0.execute("CREATE TABLE t (v)") }
         await database.close()
         await database.close()
@@ -99,7 +99,7 @@ struct ConnectionSettingsTests {
 
     @Test func closeCheckpointsTheWriteAheadLog() async throws {
         let directory = try TemporaryDirectory()
-        let database = try SQLiteDatabase(path: directory.path("checkpoint.db"))
+        let database = try SQLiteDatabase(path: directory.path("checkpoint.db"), now: { Date() })
         try await database.write { try $0.execute("CREATE TABLE t (v)") }
         #expect(FileManager.default.fileExists(atPath: database.path + "-wal"))
         await database.close()

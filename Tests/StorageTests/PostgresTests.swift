@@ -10,7 +10,7 @@ struct PostgresTests {
         try await TestPostgres.shared().withDatabase { url in
             let name = try #require(url.split(separator: "/").last?.split(separator: "?").first.map(String.init))
             // Settings in the URL apply, except the client encoding, which stays UTF-8.
-            let database = try PostgresDatabase(url: url + "&application_name=node-7&client_encoding=LATIN1", connectionCount: 1)
+            let database = try PostgresDatabase(url: url + "&application_name=node-7&client_encoding=LATIN1", connectionCount: 1, now: { Date() })
             let settings = try await database.read {
                 try $0.queryOne("SELECT current_database() AS name, current_setting('application_name') AS app, current_setting('client_encoding') AS encoding")
             }
@@ -110,7 +110,7 @@ struct PostgresTests {
                 Migration(module: "m", version: 1, name: "one", statements: ["CREATE TABLE t (v INTEGER)", "INSERT INTO t (v) VALUES (1)"]),
                 Migration(module: "m", version: 2, name: "two", statements: ["INSERT INTO t (v) VALUES (2)"]),
             ]
-            let nodes = try (0..<3).map { _ in try PostgresDatabase(url: url, connectionCount: 1) }
+            let nodes = try (0..<3).map { _ in try PostgresDatabase(url: url, connectionCount: 1, now: { Date() }) }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for node in nodes { group.addTask { try await node.migrate(migrations) } }
                 try await group.waitForAll()
@@ -164,7 +164,7 @@ struct PostgresTests {
         let cluster = try TestPostgres()
         defer { cluster.stop() }  // Removes the database with the cluster.
         let url = try cluster.createDatabase().url
-        let database = try PostgresDatabase(url: url, connectionCount: 1)
+        let database = try PostgresDatabase(url: url, connectionCount: 1, now: { Date() })
         try await database.write { try $0.execute("CREATE TABLE t (v INTEGER)") }
         try cluster.stopServer()
         try cluster.start()
@@ -184,7 +184,7 @@ struct PostgresTests {
 
     @Test func isReachableUntilClosedThenCallsFail() async throws {
         try await TestPostgres.shared().withDatabase { url in
-            let database = try PostgresDatabase(url: url, connectionCount: 2)
+            let database = try PostgresDatabase(url: url, connectionCount: 2, now: { Date() })
             #expect(await database.isReachable())
             await database.close()
             #expect(await !database.isReachable())
@@ -196,7 +196,7 @@ struct PostgresTests {
 
     @Test func callersBeyondThePoolWaitForAConnection() async throws {
         try await TestPostgres.shared().withDatabase { url in
-            let database = try PostgresDatabase(url: url, connectionCount: 1)
+            let database = try PostgresDatabase(url: url, connectionCount: 1, now: { Date() })
             let sum = try await withThrowingTaskGroup(of: Int64.self) { group in
                 for n in 1...20 {
                     group.addTask { try await database.read { try $0.queryOne("SELECT ? AS n", .integer(Int64(n)))?.int("n") ?? 0 } }
@@ -253,7 +253,7 @@ struct PostgresTests {
 
     @Test func unreachableServerFailsAsUnavailableWithoutThePassword() throws {
         let error = #expect(throws: StorageError.self) {
-            try PostgresDatabase(url: "postgres://herald:s3cret-pw@127.0.0.1:1/none?connect_timeout=2")
+            try PostgresDatabase(url: "postgres://herald:s3cret-pw@127.0.0.1:1/none?connect_timeout=2", now: { Date() })
         }
         #expect(error?.code == .unavailable)
         #expect(error.map { !$0.description.contains("s3cret-pw") } == true)

@@ -28,7 +28,7 @@ func withDatabase(
     _ body: (SQLiteDatabase) async throws -> Void
 ) async throws {
     let directory = try TemporaryDirectory()
-    let database = try SQLiteDatabase(path: directory.path("test.db"), readerCount: readerCount)
+    let database = try SQLiteDatabase(path: directory.path("test.db"), readerCount: readerCount, now: { Date() })
     do {
         try await body(database)
     } catch {
@@ -76,7 +76,7 @@ func withDatabase(
         try await withDatabase(readerCount: readerCount) { try await body($0) }
     case .postgres:
         try await TestPostgres.shared().withDatabase { url in
-            let database = try PostgresDatabase(url: url, connectionCount: max(readerCount, 2) + 1)
+            let database = try PostgresDatabase(url: url, connectionCount: max(readerCount, 2) + 1, now: { Date() })
             do {
                 try await body(database)
             } catch {

@@ -38,7 +38,7 @@ public struct AppleTokenMinter: Sendable {
 
     /// Lowercase hex SHA-256 of a raw nonce, as the iOS app sends it to Apple.
     public static func nonceClaim(for raw: String) -> String {
-        SHA256.hash(Array(raw.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hexDigest(raw)
     }
 
     /// A valid RS256 token's ingredients: Apple's issuer, the default audience, a nonce claim

@@ -1,3 +1,4 @@
+import Foundation
 import Storage
 
 /// A fresh, migrated database of one backend for one test: a SQLite file in its own temp
@@ -26,7 +27,7 @@ public final class FreshDatabase: Sendable {
         switch backend {
         case .sqlite:
             let directory = try TemporaryDirectory()
-            database = try SQLiteDatabase(path: directory.file("herald.db"), readerCount: max(connections - 1, 1))
+            database = try SQLiteDatabase(path: directory.file("herald.db"), readerCount: max(connections - 1, 1), now: { Date() })
             self.directory = directory
             slot = nil
             postgres = nil
@@ -35,7 +36,7 @@ public final class FreshDatabase: Sendable {
             let postgres = try TestPostgres.shared().createDatabase()
             let database: PostgresDatabase
             do {
-                database = try PostgresDatabase(url: postgres.url, connectionCount: connections)
+                database = try PostgresDatabase(url: postgres.url, connectionCount: connections, now: { Date() })
             } catch {
                 await postgres.drop()
                 throw error

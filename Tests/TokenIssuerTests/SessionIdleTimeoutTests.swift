@@ -9,7 +9,7 @@ import Testing
 @Suite("Session idle timeout and misused tokens (issue #16)")
 struct SessionIdleTimeoutTests {
     private func refresh(_ fixture: TokenFixture, _ token: String) async throws(TokenError) -> IssuedTokens {
-        try await fixture.tokens.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: token,
+        try await fixture.tokens.sessions.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: token,
                                          scope: nil, clientIP: "192.0.2.1")
     }
 
@@ -19,7 +19,7 @@ struct SessionIdleTimeoutTests {
         let fixture = try await TokenFixture(backend)
         var request = fixture.request()
         request.refreshIdleTTL = 300
-        let issued = try await fixture.tokens.startSession(request)
+        let issued = try await fixture.tokens.sessions.startSession(request)
         #expect(issued.expiresIn == 300, "capped from 600 by the idle deadline")
         #expect(issued.refreshExpiresIn == 3600, "the absolute lifetime is unchanged")
         var token = issued.refreshToken
@@ -32,9 +32,8 @@ struct SessionIdleTimeoutTests {
         }
         fixture.clock.advance(by: 301)
         await #expect(throws: TokenError(.idleExpired)) { try await refresh(fixture, token) }
-        #expect(await fixture.tokens.validateAccessToken(access, realmID: "acme") == .expired)
-        let looked = try await RefreshTokenLookup(database: fixture.database, now: fixture.clock.closure)
-            .session(ofRefreshToken: token, realmID: "acme")
+        #expect(try await fixture.tokens.accessTokens.validate(access, realmID: "acme") == .expired)
+        let looked = try await fixture.tokens.sessions.session(ofRefreshToken: token, realmID: "acme")
         #expect(looked?.isActive == false)
         // Not revoked: presenting it again is the same refusal, not reuse.
         await #expect(throws: TokenError(.idleExpired)) { try await refresh(fixture, token) }
@@ -43,7 +42,7 @@ struct SessionIdleTimeoutTests {
     @Test("without an idle timeout only the absolute lifetime ends a session", arguments: Backend.allCases)
     func noIdleTimeoutByDefault(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)
-        let issued = try await fixture.tokens.startSession(fixture.request())
+        let issued = try await fixture.tokens.sessions.startSession(fixture.request())
         fixture.clock.advance(by: 3599)
         #expect(try await refresh(fixture, issued.refreshToken).refreshExpiresIn == 1)
     }
@@ -54,7 +53,7 @@ struct SessionIdleTimeoutTests {
         var request = fixture.request()
         request.refreshTokenTTL = 31_536_000
         request.refreshIdleTTL = 600
-        _ = try await fixture.tokens.startSession(request)
+        _ = try await fixture.tokens.sessions.startSession(request)
         let purge = EndedSessionPurge(database: fixture.database, now: fixture.clock.closure)
         fixture.clock.advance(by: Double(EndedSessionPurge.retentionSeconds))
         #expect(try await purge.run() == 0, "ended 600 s later, so not yet past the retention")
@@ -66,19 +65,19 @@ struct SessionIdleTimeoutTests {
     func misusedTokenKinds(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)
         let tokens = fixture.tokens
-        let issued = try await tokens.startSession(fixture.request())
+        let issued = try await tokens.sessions.startSession(fixture.request())
         let idToken = try #require(issued.idToken)
-        #expect(await tokens.validateAccessToken(idToken, realmID: "acme") == .invalid)
-        #expect(await tokens.misusedTokenKind(idToken, realmID: "acme") == .idToken)
-        #expect(await tokens.misusedTokenKind(issued.refreshToken, realmID: "acme") == .refreshToken)
+        #expect(try await tokens.accessTokens.validate(idToken, realmID: "acme") == .invalid)
+        #expect(try await tokens.accessTokens.misusedTokenKind(idToken, realmID: "acme") == .idToken)
+        #expect(try await tokens.accessTokens.misusedTokenKind(issued.refreshToken, realmID: "acme") == .refreshToken)
         // An access token is not misused; another realm's tokens are not this realm's.
-        #expect(await tokens.misusedTokenKind(issued.accessToken, realmID: "acme") == nil)
-        #expect(await tokens.misusedTokenKind(idToken, realmID: "other") == nil)
-        #expect(await tokens.misusedTokenKind(issued.refreshToken, realmID: "other") == nil)
+        #expect(try await tokens.accessTokens.misusedTokenKind(issued.accessToken, realmID: "acme") == nil)
+        #expect(try await tokens.accessTokens.misusedTokenKind(idToken, realmID: "other") == nil)
+        #expect(try await tokens.accessTokens.misusedTokenKind(issued.refreshToken, realmID: "other") == nil)
         // A JWT that only looks like an ID token (its signature broken) is not one.
         var parts = idToken.split(separator: ".").map(String.init)
         parts[2] = String(parts[2].reversed())
-        #expect(await tokens.misusedTokenKind(parts.joined(separator: "."), realmID: "acme") == nil)
-        #expect(await tokens.misusedTokenKind("not-a-token", realmID: "acme") == nil)
+        #expect(try await tokens.accessTokens.misusedTokenKind(parts.joined(separator: "."), realmID: "acme") == nil)
+        #expect(try await tokens.accessTokens.misusedTokenKind("not-a-token", realmID: "acme") == nil)
     }
 }

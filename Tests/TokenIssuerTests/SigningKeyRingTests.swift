@@ -5,32 +5,43 @@ import JOSE
 import Realms
 import Storage
 import Testing
-import TokenIssuer
+@testable import TokenIssuer
 
 /// The minimal signing key ring that realm creation provisions (TokenIssuer module).
 @Suite("Signing key ring")
 struct SigningKeyRingTests {
+    /// The master key every ring of these tests seals with.
+    static let masterKey = MasterKey.generate()
+
+    /// The realm's active key, opened as `TokenSigner` opens it for signing.
+    static func activeKey(_ database: any Database) async throws -> (privateKey: PrivateKey, algorithm: JWSAlgorithm) {
+        let sealed = try await database.read { db in try SealedSigningKey.active(db, realmID: "acme") }
+        let key = try SigningKeyCache().privateKey(kid: sealed.kid, realmID: "acme", sealed: sealed.sealed,
+                                                   masterKey: masterKey, at: 0)
+        return (key, sealed.algorithm)
+    }
+
     /// A fresh migrated database of `backend` with one realm, closed afterwards.
     static func withRing(_ backend: Backend, retention: Int64 = SigningKeyRing.defaultRetiredKeyRetention,
-                         _ body: (SigningKeyRing, any Database, KeyRingClock) async throws -> Void) async throws {
+                         _ body: (SigningKeyRing, any Database, TestClock) async throws -> Void) async throws {
         try await FreshDatabase.with(backend, migrations: RealmsSchema.migrations + TokenIssuerSchema.migrations) { database in
-            let clock = KeyRingClock()
-            let ring = SigningKeyRing(database: database, masterKey: .generate(), retiredKeyRetention: retention, now: clock.now)
-            _ = try await RealmStore(database: database).create(id: "acme", context: ChangeContext(actor: "test"))
+            let clock = TestClock(Date(timeIntervalSince1970: 1_700_000_000))
+            let ring = SigningKeyRing(database: database, masterKey: Self.masterKey, retiredKeyRetention: retention, now: clock.closure)
+            _ = try await RealmStore(database: database, now: clock.closure).create(id: "acme", context: ChangeContext(actor: "test"))
             try await body(ring, database, clock)
         }
     }
 
     @Test("a key of each algorithm signs tokens its published JWK verifies", arguments: Backend.allCases, SigningAlgorithm.allCases)
     func keySignsAndPublishes(backend: Backend, algorithm: SigningAlgorithm) async throws {
-        try await Self.withRing(backend) { ring, _, _ in
+        try await Self.withRing(backend) { ring, database, _ in
             let info = try await ring.rotate(realmID: "acme", algorithm: algorithm)
             #expect(info.algorithm == algorithm.rawValue && info.status == "active")
             let published = try await ring.publishedKeys(realmID: "acme")
             #expect(published.count == 1)
             let jwk = try #require(published.first)
             #expect(jwk.kid == info.kid && jwk.use == "sig" && jwk.alg == algorithm.rawValue)
-            let active = try #require(try await ring.activeKey(realmID: "acme"))
+            let active = try await Self.activeKey(database)
             let message = Array("header.payload".utf8)
             let signature = try active.privateKey.sign(message: message, algorithm: active.algorithm)
             #expect(try jwk.publicKey().verify(signature: signature, message: message, algorithm: active.algorithm))
@@ -41,7 +52,7 @@ struct SigningKeyRingTests {
     func sealedAtRest(backend: Backend) async throws {
         try await Self.withRing(backend) { ring, database, _ in
             _ = try await ring.rotate(realmID: "acme", algorithm: .es256)
-            let active = try #require(try await ring.activeKey(realmID: "acme"))
+            let active = try await Self.activeKey(database)
             let der = try active.privateKey.pkcs8DER()
             let stored = try await database.read { db in try db.queryOne("SELECT private_key FROM signing_keys")?.bytes("private_key") }
             #expect(stored != nil && stored != der)
@@ -54,7 +65,7 @@ struct SigningKeyRingTests {
         try await Self.withRing(backend, retention: 3600) { ring, _, clock in
             let first = try await ring.rotate(realmID: "acme", algorithm: .es256)
             let second = try await ring.rotate(realmID: "acme", algorithm: .edDSA)
-            #expect(try await ring.activeKey(realmID: "acme")?.kid == second.kid)
+            #expect(try await ring.keys(realmID: "acme").first { $0.status == "active" }?.kid == second.kid)
             #expect(Set(try await ring.publishedKeys(realmID: "acme").compactMap(\.kid)) == [first.kid, second.kid])
             clock.advance(by: 3601)
             #expect(try await ring.publishedKeys(realmID: "acme").compactMap(\.kid) == [second.kid])
@@ -64,17 +75,10 @@ struct SigningKeyRingTests {
 
     @Test("deleting the realm deletes its keys", arguments: Backend.allCases)
     func keysGoWithRealm(backend: Backend) async throws {
-        try await Self.withRing(backend) { ring, database, _ in
+        try await Self.withRing(backend) { ring, database, clock in
             _ = try await ring.rotate(realmID: "acme", algorithm: .es256)
-            try await RealmStore(database: database).delete("acme", context: ChangeContext(actor: "test"))
+            try await RealmStore(database: database, now: clock.closure).delete("acme", context: ChangeContext(actor: "test"))
             #expect(try await ring.keys(realmID: "acme").isEmpty)
         }
     }
-}
-
-/// A clock the key ring tests move by hand.
-final class KeyRingClock: Sendable {
-    private let seconds = Atomic<Int64>(1_700_000_000)
-    var now: @Sendable () -> Date { { [self] in Date(timeIntervalSince1970: TimeInterval(seconds.load(ordering: .relaxed))) } }
-    func advance(by delta: Int64) { seconds.add(delta, ordering: .relaxed) }
 }

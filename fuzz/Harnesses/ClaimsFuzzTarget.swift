@@ -52,7 +52,7 @@ enum ClaimsFuzzInput {
     /// A valid token's claims as raw JSON text; `nbf` is absent unless a line gives one.
     static let defaults: [String: String] = {
         let issued = Int64(now.timeIntervalSince1970)
-        let nonce = SHA256.hash(Array(rawNonce.utf8)).map { String(format: "%02x", $0) }.joined()
+        let nonce = SHA256.hexDigest(rawNonce)
         return ["exp": "\(issued + 600)", "iat": "\(issued)", "auth_time": "\(issued)",
                 "sub": #""001234.0123456789abcdef.0042""#, "aud": "\"\(audience)\"",
                 "iss": #""https://appleid.apple.com""#, "nonce": "\"\(nonce)\"",
@@ -93,7 +93,7 @@ enum ClaimsFuzzInput {
             let report = await AppleTokenDiagnosis.diagnose(token: token, audiences: [audience], rawNonce: rawNonce,
                                                             keys: keys, now: now)
             let policy = AppleVerificationPolicy(audiences: [audience], nonceRequired: false, rawNonce: rawNonce, realmID: "fuzz")
-            let verified = await AppleIdentityVerifier(jwks: keys, replayStore: nil, now: { now }).verify(token: token, policy: policy)
+            let verified = await AppleIdentityVerifier(jwks: keys, replayStore: nil, now: { now }).verifyDeferringReplay(token: token, policy: policy).result
             outcome.value.withLock { $0 = (report, verified) }
             done.signal()
         }

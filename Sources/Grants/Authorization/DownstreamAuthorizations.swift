@@ -24,7 +24,7 @@ public struct DownstreamAuthorizations: Sendable {
 
     /// Pending authorizations and codes in `database`; `codeTTL` shortens code life in tests.
     public init(database: any Database, codeTTL: Int64 = DownstreamAuthorizations.defaultCodeTTL,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                now: @escaping @Sendable () -> Date) {
         self.database = database
         self.codeTTL = codeTTL
         self.now = now

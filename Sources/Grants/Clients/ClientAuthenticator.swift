@@ -9,9 +9,9 @@ import Storage
 public struct ClientAuthenticator: Sendable {
     private let clients: ClientAppStore
 
-    /// An authenticator reading clients from `database`.
-    public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
-        clients = ClientAppStore(database: database, now: now)
+    /// An authenticator reading clients from `clients`.
+    public init(clients: ClientAppStore) {
+        self.clients = clients
     }
 
     /// The enabled client the credentials prove, or `invalidClient`. A confidential client

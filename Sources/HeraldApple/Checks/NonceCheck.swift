@@ -20,19 +20,11 @@ struct NonceCheck {
         case (_?, nil):
             return .failed(.nonce, detail: "a raw nonce was sent but the token has no nonce claim")
         case (let raw?, let claim?):
-            let expected = Self.hash(raw)
+            let expected = SHA256.hexDigest(raw)
             if ConstantTime.equals(Array(claim.utf8), Array(expected.utf8)) {
                 return .passed(detail: "nonce claim is the SHA-256 of the raw nonce")
             }
             return .failed(.nonce, detail: "nonce claim is not the lowercase hex SHA-256 of the raw nonce")
         }
-    }
-
-    /// Lowercase hex SHA-256 of the raw nonce's UTF-8 bytes, as iOS apps send it to Apple.
-    static func hash(_ raw: String) -> String {
-        SHA256.hash(Array(raw.utf8)).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 0x10 ? "0" + hex : hex
-        }.joined()
     }
 }

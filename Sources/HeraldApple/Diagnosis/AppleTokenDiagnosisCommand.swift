@@ -89,7 +89,8 @@ public enum AppleTokenDiagnosisCommand {
                 errorOutput("herald diagnose apple-token: --jwks is not a valid URL")
                 return ExitCode.usage
             }
-            let live = AppleJWKSCache(configuration: AppleJWKSClientConfiguration(url: url))
+            // Its cache lifetimes run on the real clock, whatever instant --now pins for the checks.
+            let live = AppleJWKSCache(configuration: AppleJWKSClientConfiguration(url: url), now: { Date() })
             cache = live
             keys = live
         } else {

@@ -26,7 +26,6 @@ public struct AppleTokenDiagnosisReport: Sendable {
         case .rejected(let reason): reason.rawValue
         case .tooLarge: AppleRejectionReason.malformed.rawValue
         case .unavailable: "apple_unavailable"
-        case .replayStoreFailed: "internal_error"
         }
     }
 
@@ -34,7 +33,7 @@ public struct AppleTokenDiagnosisReport: Sendable {
     public var exitCode: Int32 {
         switch result {
         case .verified: 0
-        case .rejected, .tooLarge, .replayStoreFailed: 1
+        case .rejected, .tooLarge: 1
         case .unavailable: 3
         }
     }

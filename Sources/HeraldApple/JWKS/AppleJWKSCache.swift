@@ -33,7 +33,7 @@ public actor AppleJWKSCache: AppleSigningKeySource {
 
     /// Creates a cache over any fetcher.
     public init(fetcher: any AppleJWKSFetching, policy: AppleJWKSCachePolicy = AppleJWKSCachePolicy(),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                now: @escaping @Sendable () -> Date) {
         self.fetcher = fetcher
         self.policy = policy
         self.now = now
@@ -42,7 +42,7 @@ public actor AppleJWKSCache: AppleSigningKeySource {
     /// Creates a cache fetching `configuration.url` over HTTP.
     public init(configuration: AppleJWKSClientConfiguration = AppleJWKSClientConfiguration(),
                 policy: AppleJWKSCachePolicy = AppleJWKSCachePolicy(),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                now: @escaping @Sendable () -> Date) {
         self.init(fetcher: AppleJWKSClient(configuration: configuration), policy: policy, now: now)
     }
 
@@ -54,14 +54,6 @@ public actor AppleJWKSCache: AppleSigningKeySource {
         if let key = keys[keyID], isUsable(at: current) { return .found(key) }
         if isFresh(at: current), !lastAttemptFailed { return .unknown }
         return .unavailable(retryAfterSeconds: retryAfter(at: current))
-    }
-
-    /// Fetches now unless a fetch is in flight (then joins it) or one started less than the
-    /// refresh interval ago; useful to warm the cache at start-up. True when keys are fresh after.
-    @discardableResult
-    public func refresh() async -> Bool {
-        await refreshIfAllowed()
-        return isFresh(at: now()) && !lastAttemptFailed
     }
 
     /// Fetch counters; readable without awaiting the actor.

@@ -30,7 +30,6 @@ extension AppleIdentityVerifier: IdentityTokenVerifier {
         case .rejected(let reason): return .rejected(reason: reason.rawValue)
         case .tooLarge: return .tooLarge
         case .unavailable(let retryAfter): return .unavailable(retryAfterSeconds: retryAfter)
-        case .replayStoreFailed: return .failed
         }
     }
 }

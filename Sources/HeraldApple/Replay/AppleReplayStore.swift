@@ -24,36 +24,26 @@ public final class AppleReplayStore: Sendable {
         ]),
     ]
 
-    private let database: any Database
     private let purgeIntervalSeconds: Int64
     private let purgeBatchSize: Int
     /// Unix seconds of the last opportunistic purge by this process.
     private let lastPurge = Mutex<Int64>(0)
 
-    /// Creates a store over a migrated database. Expired rows are purged opportunistically, at
-    /// most once per `purgeIntervalSeconds` and at most `purgeBatchSize` rows at a time, so a
-    /// claim never pays for an unbounded delete.
-    public init(database: any Database, purgeIntervalSeconds: Int64 = 60, purgeBatchSize: Int = 500) {
-        self.database = database
+    /// Creates a store whose claims purge expired rows opportunistically, at most once per
+    /// `purgeIntervalSeconds` and at most `purgeBatchSize` rows at a time, so a claim never
+    /// pays for an unbounded delete.
+    public init(purgeIntervalSeconds: Int64 = 60, purgeBatchSize: Int = 500) {
         self.purgeIntervalSeconds = purgeIntervalSeconds
         self.purgeBatchSize = purgeBatchSize
     }
 
-    /// Records (realm, subject, nonce) until `expiresAt`; true when this is its first use (or
-    /// the previous use has expired), false when it is a replay. Times are unix seconds.
-    public func claim(realmID: String, subject: String, nonce: String, expiresAt: Int64, now: Int64) async throws -> Bool {
-        let purgeLimit = purgeBudget(now: now)
-        return try await database.write { db in
-            try self.claim(db, realmID: realmID, subject: subject, nonce: nonce, expiresAt: expiresAt, now: now,
-                           purgingUpTo: purgeLimit)
-        }
-    }
-
-    /// The same claim inside the caller's write transaction (native login claims, resolves the
-    /// account and starts the session in one commit). The claim holds only if that
-    /// transaction commits. `purgingUpTo` expired rows are deleted with it: take it from
-    /// ``purgeBudget(now:)`` before the transaction, since a write body may run more than once
-    /// and must change nothing outside the database.
+    /// Records (realm, subject, nonce) until `expiresAt` inside the caller's write transaction
+    /// (native login claims, resolves the account and starts the session in one commit); true
+    /// when this is its first use (or the previous use has expired), false when it is a
+    /// replay. Times are unix seconds. The claim holds only if that transaction commits.
+    /// `purgingUpTo` expired rows are deleted with it: take it from ``purgeBudget(now:)``
+    /// before the transaction, since a write body may run more than once and must change
+    /// nothing outside the database.
     public func claim(_ db: any SQLExecutor, realmID: String, subject: String, nonce: String, expiresAt: Int64,
                       now: Int64, purgingUpTo purgeLimit: Int) throws -> Bool {
         let keyHash = Self.keyHash(subject: subject, nonce: nonce)
@@ -73,12 +63,6 @@ public final class AppleReplayStore: Sendable {
     /// `purgeIntervalSeconds` in this process, else 0.
     public func purgeBudget(now: Int64) -> Int {
         shouldPurge(now: now) ? purgeBatchSize : 0
-    }
-
-    /// Deletes up to `limit` expired rows; returns how many were deleted.
-    @discardableResult
-    public func purgeExpired(now: Int64, limit: Int = 500) async throws -> Int {
-        try await database.write { db in try Self.deleteExpired(db, now: now, limit: limit) }
     }
 
     /// The stored key: SHA-256 over length-prefixed sub and nonce, so no two pairs collide by concatenation.

@@ -20,26 +20,15 @@ public struct AppleIdentityVerifier: Sendable {
     /// Creates a verifier. `jwks` is normally an ``AppleJWKSCache``; `replayStore` nil disables
     /// replay protection (tests, diagnosis); `now` is the clock.
     public init(jwks: any AppleSigningKeySource, replayStore: AppleReplayStore?,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                now: @escaping @Sendable () -> Date) {
         self.keys = jwks
         self.replayStore = replayStore
         self.now = now
     }
 
-    /// Verifies one token against one realm's policy.
-    public func verify(token: String, policy: AppleVerificationPolicy) async -> AppleVerificationResult {
-        let evaluator = AppleTokenEvaluator(keys: keys, policy: policy, now: now(), leeway: Self.clockLeewaySeconds)
-        let replay: AppleTokenEvaluator.ReplayGuard = if let replayStore {
-            .store(replayStore, realmID: policy.realmID)
-        } else {
-            .skip(reason: "no replay store configured")
-        }
-        return await evaluator.evaluate(token: token, mode: .verification, replay: replay).result
-    }
-
-    /// Verifies like ``verify(token:policy:)`` but does not claim (sub, nonce): a verified
-    /// token comes back with the claim the caller must record in its own write transaction
-    /// (and refuse the token as `replayed` when that reports a replay). The claim is nil when
+    /// Verifies one token against one realm's policy, but does not claim (sub, nonce): a
+    /// verified token comes back with the claim the caller must record in its own write
+    /// transaction (and refuse the token as `replayed` when that reports a replay). The claim is nil when
     /// the token has no nonce or no replay store is configured. Signature and JWKS work are
     /// all done here, before the caller takes the writer.
     func verifyDeferringReplay(token: String, policy: AppleVerificationPolicy) async

@@ -13,11 +13,10 @@ import Storage
 struct AppleTokenEvaluator: Sendable {
     enum Mode { case verification, diagnosis }
 
-    /// What the replay step does: verification claims (sub, nonce) in the store; diagnosis skips it;
-    /// native login defers the claim to its own write transaction (``AppleTokenEvaluation/deferredReplay``).
+    /// What the replay step does: diagnosis skips it; verification defers the claim of (sub,
+    /// nonce) to the caller's write transaction (``AppleTokenEvaluation/deferredReplay``).
     enum ReplayGuard {
         case skip(reason: String)
-        case store(AppleReplayStore, realmID: String)
         case deferred(AppleReplayStore, realmID: String)
     }
 
@@ -111,24 +110,6 @@ struct AppleTokenEvaluator: Sendable {
         switch replay {
         case .skip(let reason):
             run.record(.replay, .skipped(detail: reason))
-        case .store(let store, let realmID):
-            if run.verdict != nil {
-                run.record(.replay, .skipped(detail: "not evaluated: an earlier check failed"))
-            } else if let nonce = claimSet.nonce {
-                let keepUntil = Int64((claimSet.expiresAt + leeway).rounded(.up))
-                do {
-                    let first = try await store.claim(realmID: realmID, subject: claimSet.subject, nonce: nonce,
-                                                      expiresAt: keepUntil, now: now.unixSeconds)
-                    run.record(.replay, first
-                        ? .passed(detail: "first use of this (sub, nonce) in the realm")
-                        : .failed(.replayed, detail: "this (sub, nonce) was already accepted and its token has not expired"))
-                } catch {
-                    run.record(.replay, .skipped(detail: "the replay store failed"))
-                    run.verdict = .replayStoreFailed
-                }
-            } else {
-                run.record(.replay, .passed(detail: "token has no nonce; tokens without one are not replay-tracked"))
-            }
         case .deferred(let store, let realmID):
             if run.verdict != nil {
                 run.record(.replay, .skipped(detail: "not evaluated: an earlier check failed"))

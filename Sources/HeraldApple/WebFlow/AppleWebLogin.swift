@@ -79,7 +79,7 @@ public struct AppleWebLogin: Sendable {
         let query: [(String, String)] = [
             ("response_type", "code id_token"), ("response_mode", "form_post"),
             ("scope", provider.scopes.joined(separator: " ")), ("client_id", provider.clientId),
-            ("redirect_uri", redirectURI), ("state", state), ("nonce", NonceCheck.hash(nonce)),
+            ("redirect_uri", redirectURI), ("state", state), ("nonce", SHA256.hexDigest(nonce)),
         ]
         return URL(string: RedirectURI.appending(query, to: authorizeURL.absoluteString)) ?? authorizeURL
     }

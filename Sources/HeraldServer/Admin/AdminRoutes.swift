@@ -14,7 +14,7 @@ struct AdminStores: Sendable {
     let audit: AuditLog
     let events: SecurityEventLog
     let keyRing: SigningKeyRing
-    let tokens: TokenService
+    let sessions: SessionStore
     let database: any Database
     let now: @Sendable () -> Date
     /// For work an admin change starts after it committed (revoking a deleted account's Apple tokens).
@@ -24,7 +24,7 @@ struct AdminStores: Sendable {
         let database = context.database
         self.database = database
         self.context = context
-        tokens = context.tokens
+        sessions = context.sessions
         now = context.now
         realms = RealmStore(database: database, now: context.now)
         appleProviders = AppleProviderStore(database: database, masterKey: context.masterKey, now: context.now)
@@ -46,11 +46,6 @@ struct AdminRoutes: RouteGroup {
     let context: HeraldContext
     /// Revokes sessions when an account or a client is disabled or deleted (TokenIssuer plugs in here).
     let sessionRevoker: any AccountSessionRevoker & ClientSessionRevoker
-
-    init(context: HeraldContext, sessionRevoker: any AccountSessionRevoker & ClientSessionRevoker = NoSessionsToRevoke()) {
-        self.context = context
-        self.sessionRevoker = sessionRevoker
-    }
 
     /// Every admin route, in registration order.
     static func routes(_ stores: AdminStores) -> [AdminRoute] {

@@ -15,7 +15,7 @@ struct SessionAdminHandlers: Sendable {
 
     func list(_ request: HTTPRequest, _ caller: AdminCaller) async throws -> HTTPResponse {
         let (realmID, accountID) = try await account(request)
-        return .json(ListResponse(Page(items: try await stores.tokens.sessions(realmID: realmID, accountID: accountID),
+        return .json(ListResponse(Page(items: try await stores.sessions.list(realmID: realmID, accountID: accountID),
                                        nextCursor: nil)))
     }
 

@@ -4,7 +4,8 @@ import Storage
 /// Opens the configured database, creating the SQLite folder when it is missing and
 /// refusing one that cannot be written, each with one clear line.
 enum DatabaseOpener {
-    static func open(_ location: DatabaseLocation) throws(ConfigurationError) -> any Database {
+    static func open(_ location: DatabaseLocation,
+                     now: @escaping @Sendable () -> Date) throws(ConfigurationError) -> any Database {
         switch location {
         case .sqlite(let path):
             let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -17,13 +18,13 @@ enum DatabaseOpener {
                 throw ConfigurationError("the data folder \(folder) is not writable")
             }
             do {
-                return try SQLiteDatabase(path: path)
+                return try SQLiteDatabase(path: path, now: now)
             } catch {
                 throw ConfigurationError("cannot open the SQLite database \(path): \(error.message)")
             }
         case .postgres(let url):
             do {
-                return try PostgresDatabase(url: url)
+                return try PostgresDatabase(url: url, now: now)
             } catch {
                 // The message comes from libpq (host, port, reason), never the password.
                 throw ConfigurationError("cannot open the PostgreSQL database \(location): \(error.message)")

@@ -18,27 +18,29 @@ public final class HeraldApplication: Sendable {
     /// Opens the database, applies every module's migrations and builds the routes; call
     /// `start()` to begin serving. Configuration problems throw `ConfigurationError`.
     public static func open(configuration: HeraldConfiguration, logger: Logger,
-                            now: @escaping @Sendable () -> Date = { Date() }) async throws -> HeraldApplication {
+                            now: @escaping @Sendable () -> Date) async throws -> HeraldApplication {
         try await open(configuration: configuration, logger: logger, now: now, maintenance: MaintenanceLoop())
     }
 
     /// `open`, with the housekeeping loop to run (tests pace its rounds).
     static func open(configuration: HeraldConfiguration, logger: Logger, now: @escaping @Sendable () -> Date,
                      maintenance: MaintenanceLoop) async throws -> HeraldApplication {
-        let database = try await openDatabase(configuration: configuration)
+        let database = try await openDatabase(configuration: configuration, now: now)
         do {
             let masterKey = try MasterKeyLoader.load(configuration: configuration)
-            let tokens = TokenService(database: database, masterKey: masterKey, publicURL: configuration.publicURL,
-                                      now: now)
+            let issuers = RealmIssuers(publicURL: configuration.publicURL)
+            // One signer: it caches decrypted keys, and the verifier trusts the keys it signs with.
+            let signer = TokenSigner(masterKey: masterKey, issuers: issuers)
+            let sessions = SessionStore(database: database, signer: signer, now: now)
             let jwksURL = URL(string: configuration.appleJWKSURL) ?? AppleJWKSClientConfiguration.defaultURL
             let jwks = AppleJWKSCache(configuration: AppleJWKSClientConfiguration(url: jwksURL), now: now)
-            let verifier = AppleIdentityVerifier(jwks: jwks, replayStore: AppleReplayStore(database: database), now: now)
-            let nativeLogin = IdentityTokenLogin(database: database, verifier: verifier, tokens: tokens,
-                                                 limiter: LoginAttemptLimiter(database: database, now: now),
+            let verifier = AppleIdentityVerifier(jwks: jwks, replayStore: AppleReplayStore(), now: now)
+            let nativeLogin = IdentityTokenLogin(database: database, verifier: verifier, sessions: sessions,
+                                                 issuers: issuers, limiter: LoginAttemptLimiter(database: database, now: now),
                                                  downstream: DownstreamAuthorizations(database: database, now: now),
                                                  now: now)
             let codeExchange = AuthorizationCodeExchange(database: database, codes: AuthorizationCodes(now: now),
-                                                         tokens: tokens, now: now)
+                                                         sessions: sessions, now: now)
             let apple = AppleAPIClient(baseURL: URL(string: configuration.appleBaseURL) ?? AppleAPIClient.defaultBaseURL)
             let appleTokens = AppleTokenVault(database: database, masterKey: masterKey, apple: apple, now: now)
             let appleWeb = AppleWebLogin(database: database, masterKey: masterKey, apple: apple, login: nativeLogin,
@@ -50,7 +52,9 @@ public final class HeraldApplication: Sendable {
                                         logger: logger, now: now,
                                         clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
                                         metrics: HeraldMetrics(collectors: [{ jwks.metrics.prometheusText }]),
-                                        tokens: tokens, nativeLogin: nativeLogin, codeExchange: codeExchange,
+                                        sessions: sessions,
+                                        accessTokens: AccessTokenVerifier(database: database, signer: signer, now: now),
+                                        issuers: issuers, nativeLogin: nativeLogin, codeExchange: codeExchange,
                                         appleNotifications: appleNotifications,
                                         appleTokens: appleTokens, appleWeb: appleWeb,
                                         requestLimiter: RequestRateLimiter(
@@ -65,8 +69,9 @@ public final class HeraldApplication: Sendable {
     }
 
     /// Opens the configured database and applies every module's migrations (also `herald migrate`).
-    public static func openDatabase(configuration: HeraldConfiguration) async throws -> any Database {
-        let database = try DatabaseOpener.open(configuration.database)
+    public static func openDatabase(configuration: HeraldConfiguration,
+                                    now: @escaping @Sendable () -> Date) async throws -> any Database {
+        let database = try DatabaseOpener.open(configuration.database, now: now)
         do {
             try await database.migrate(HeraldMigrations.all)
         } catch {

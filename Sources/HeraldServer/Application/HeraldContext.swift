@@ -15,8 +15,12 @@ public struct HeraldContext: Sendable {
     public let now: @Sendable () -> Date
     public let clientAddresses: ClientAddressResolver
     public let metrics: HeraldMetrics
-    /// Sessions and tokens (one instance: it caches decrypted signing keys).
-    public let tokens: TokenService
+    /// Sessions: start, refresh, revoke, look up.
+    public let sessions: SessionStore
+    /// Access tokens presented to Herald (shares the session store's signer and its key cache).
+    public let accessTokens: AccessTokenVerifier
+    /// Every realm's issuer (`iss`, discovery, RFC 9207 authorization responses).
+    public let issuers: RealmIssuers
     /// The login with Apple's identity tokens, for native apps and the web callback (one
     /// instance: its JWKS cache is shared by every request).
     public let nativeLogin: IdentityTokenLogin<AppleIdentityVerifier>

@@ -18,7 +18,7 @@ struct ConsoleAsset: Sendable {
             // The script writes base64 -w 0; a file that does not decode is a generator bug.
             guard let data = Data(base64Encoded: encoded) else { preconditionFailure("console file \(name) is not base64") }
             let bytes = Array(data)
-            let digest = SHA256.hash(bytes).prefix(16).map { String(format: "%02x", $0) }.joined()
+            let digest = Hex.encode(SHA256.hash(bytes).prefix(16))
             assets[name] = ConsoleAsset(name: name, bytes: bytes, contentType: contentType(for: name), etag: "\"\(digest)\"")
         }
         return assets

@@ -27,7 +27,7 @@ public struct Logger: Sendable {
     private let sink: Sink
     private let now: @Sendable () -> Date
 
-    public init(level: LogLevel, now: @escaping @Sendable () -> Date = { Date() }, sink: @escaping Sink = Logger.standardError) {
+    public init(level: LogLevel, now: @escaping @Sendable () -> Date, sink: @escaping Sink = Logger.standardError) {
         self.level = level
         self.sink = sink
         self.now = now

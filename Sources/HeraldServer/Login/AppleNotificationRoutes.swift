@@ -66,7 +66,7 @@ struct AppleNotificationRoutes: RouteGroup {
             throw APIError(status: 415, code: "unsupported_media_type",
                            message: "Content-Type must be application/x-www-form-urlencoded or application/json")
         }
-        guard let pairs = FormEncoding.decodePairs(request.body) else { throw APIError.badRequest("Body is not valid form encoding") }
+        guard let pairs = FormDecoding.pairs(request.body) else { throw APIError.badRequest("Body is not valid form encoding") }
         let payloads = pairs.filter { $0.name == "payload" }
         guard payloads.count == 1, let payload = payloads.first?.value, !payload.isEmpty, payload.utf8.count <= limit,
               !payload.unicodeScalars.contains(where: { $0.value < 0x20 }) else { throw missing }

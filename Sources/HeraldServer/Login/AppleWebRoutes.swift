@@ -73,7 +73,7 @@ struct AppleWebRoutes: RouteGroup {
         let realmID = request.parameter("realm")
         let pairs: [(name: String, value: String)]
         if request.method == "POST" {
-            guard request.mediaType == "application/x-www-form-urlencoded", let decoded = FormEncoding.decodePairs(request.body) else {
+            guard request.mediaType == "application/x-www-form-urlencoded", let decoded = FormDecoding.pairs(request.body) else {
                 return page(400, ["status": "error", "code": "bad_request",
                                   "message": "Apple's answer must be a form (response_mode=form_post)"], title: "Sign-in failed")
             }

@@ -15,7 +15,7 @@ struct AuthorizeEndpoint: Sendable {
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
         let realmID = request.parameter("realm")
         guard let realm = try await realms.enabledRealm(realmID) else { throw APIError.notFound("Realm") }
-        let issuer = context.tokens.issuer(realmID: realm.id)
+        let issuer = context.issuers.issuer(realmID: realm.id)
         let wantsJSON = request.acceptsJSON
         // Counted before the request is validated (an invalid one costs a request too), under
         // the client id as presented; answered without a redirect, as the redirect URI is unchecked.

@@ -24,7 +24,7 @@ struct OAuthRequestBody: Sendable {
                 }
             }
         } else if media == "application/x-www-form-urlencoded" || (media.isEmpty && request.body.isEmpty) {
-            guard let pairs = FormEncoding.decodePairs(request.body) else {
+            guard let pairs = FormDecoding.pairs(request.body) else {
                 throw GrantsError(.invalidRequest, "body is not valid form encoding")
             }
             for (name, value) in pairs {

@@ -12,26 +12,27 @@ struct OAuthRoutes: RouteGroup {
     func register(in router: inout Router, endpoint: Endpoint) {
         let context = self.context
         let realms = RealmStore(database: context.database, now: context.now)
-        let authorize = AuthorizeEndpoint(context: context, realms: realms,
-                                          clients: ClientAppStore(database: context.database, now: context.now),
+        let sessionRevoker = SessionRevoker(now: context.now)
+        let clients = ClientAppStore(database: context.database, sessionRevoker: sessionRevoker, now: context.now)
+        let authorize = AuthorizeEndpoint(context: context, realms: realms, clients: clients,
                                           downstream: DownstreamAuthorizations(database: context.database, now: context.now))
         router.add("GET", "/api/oauth/:realm/authorize", endpoint.handler { request in
             try await authorize.handle(request)
         })
-        let authenticator = ClientAuthenticator(database: context.database, now: context.now)
+        let authenticator = ClientAuthenticator(clients: clients)
         let token = TokenEndpoint(context: context, realms: realms, authenticator: authenticator)
         router.add("POST", "/api/oauth/:realm/token", endpoint.handler { request in
             try await token.handle(request)
         })
         let userinfo = UserinfoEndpoint(context: context, realms: realms,
-                                        accounts: AccountStore(database: context.database, now: context.now))
+                                        accounts: AccountStore(database: context.database, sessionRevoker: sessionRevoker,
+                                                              deletionHook: context.appleTokens, now: context.now))
         for method in ["GET", "POST"] {
             router.add(method, "/api/oauth/:realm/userinfo", endpoint.handler { request in
                 try await userinfo.handle(request)
             })
         }
-        let inspection = TokenInspection(context: context, realms: realms, authenticator: authenticator,
-                                         refreshTokens: RefreshTokenLookup(database: context.database, now: context.now))
+        let inspection = TokenInspection(context: context, realms: realms, authenticator: authenticator)
         router.add("POST", "/api/oauth/:realm/revoke", endpoint.handler { request in
             try await inspection.revoke(request)
         })
@@ -44,7 +45,7 @@ struct OAuthRoutes: RouteGroup {
                 throw APIError.notFound("Realm")
             }
             let algorithms = try await keyRing.publishedKeys(realmID: realm.id).compactMap(\.alg)
-            var response = HTTPResponse.json(DiscoveryDocument.document(issuer: context.tokens.issuer(realmID: realm.id), realm: realm,
+            var response = HTTPResponse.json(DiscoveryDocument.document(issuer: context.issuers.issuer(realmID: realm.id), realm: realm,
                                                                         publishedAlgorithms: algorithms))
             response.headers.set("Cache-Control", "public, max-age=300")
             return response

@@ -21,7 +21,7 @@ struct TokenEndpoint: Sendable {
             let credentials: ClientCredentials
             do {
                 body = try OAuthRequestBody(request)
-                credentials = try ClientCredentials.read(authorization: request.headers["Authorization"],
+                credentials = try ClientCredentials.read(basic: try BasicAuthorization.credentials(request.headers["Authorization"]),
                                                          bodyClientID: body["client_id"],
                                                          bodyClientSecret: body["client_secret"])
             } catch {
@@ -107,7 +107,7 @@ struct TokenEndpoint: Sendable {
             scope = parsed
         }
         do {
-            return try await context.tokens.refresh(realmID: realm.id, presenter: .authenticatedClient(client),
+            return try await context.sessions.refresh(realmID: realm.id, presenter: .authenticatedClient(client),
                                                     refreshToken: refreshToken, scope: scope, clientIP: clientIP)
         } catch {
             throw GrantsError(refreshFailure: error)

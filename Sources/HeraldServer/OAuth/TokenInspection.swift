@@ -2,16 +2,17 @@ import Grants
 import HTTPServer
 import JOSE
 import Realms
+import Storage
 import TokenIssuer
 
 /// `POST /api/oauth/:realm/revoke` (RFC 7009) and `POST /api/oauth/:realm/introspect`
 /// (RFC 7662). Both authenticate the client first; both look the token up as an access token
-/// and as a refresh token (the hint only changes the order).
+/// and as a refresh token (the hint only changes the order). A database that cannot be read
+/// is `temporarily_unavailable` (503), never an inactive or unknown token.
 struct TokenInspection: Sendable {
     let context: HeraldContext
     let realms: RealmStore
     let authenticator: ClientAuthenticator
-    let refreshTokens: RefreshTokenLookup
 
     /// What a presented token turned out to be.
     private enum Found {
@@ -27,11 +28,11 @@ struct TokenInspection: Sendable {
         do {
             let (body, client) = try await authenticate(request, realm: realm, confidentialOnly: false)
             let token = try body.required("token")
-            switch await find(token, realm: realm, hint: body["token_type_hint"], activeOnly: false) {
+            switch try await find(token, realm: realm, hint: body["token_type_hint"], activeOnly: false) {
             case .access(let claims) where claims.clientID == client.clientId:
-                try await context.tokens.revokeSession(realmID: realm.id, sessionID: claims.sessionID)
+                try await context.sessions.revokeSession(realmID: realm.id, sessionID: claims.sessionID)
             case .refresh(let session) where session.clientID == client.clientId:
-                try await context.tokens.revokeSession(realmID: realm.id, sessionID: session.sessionID)
+                try await context.sessions.revokeSession(realmID: realm.id, sessionID: session.sessionID)
             default:
                 break  // RFC 7009 §2.2: invalid tokens do not cause an error.
             }
@@ -41,6 +42,8 @@ struct TokenInspection: Sendable {
             return response
         } catch let error as GrantsError {
             return OAuthErrorResponse.json(error, realmID: realm.id)
+        } catch let error as StorageError where error.isTemporary {
+            return OAuthErrorResponse.json(.storageUnavailable, realmID: realm.id)
         }
     }
 
@@ -50,9 +53,9 @@ struct TokenInspection: Sendable {
         do {
             let (body, _) = try await authenticate(request, realm: realm, confidentialOnly: true)
             let token = try body.required("token")
-            let issuer = context.tokens.issuer(realmID: realm.id)
+            let issuer = context.issuers.issuer(realmID: realm.id)
             let object: [String: JSONValue]
-            switch await find(token, realm: realm, hint: body["token_type_hint"], activeOnly: true) {
+            switch try await find(token, realm: realm, hint: body["token_type_hint"], activeOnly: true) {
             case .access(let claims):
                 object = ["active": true, "scope": .string(Scope.format(claims.scope)), "client_id": .string(claims.clientID),
                           "sub": .string(claims.sub), "exp": .number(Double(claims.exp)), "iat": .number(Double(claims.iat)),
@@ -69,13 +72,15 @@ struct TokenInspection: Sendable {
             return HTTPResponse.json(JSONValue.object(object), noStore: true)
         } catch let error as GrantsError {
             return OAuthErrorResponse.json(error, realmID: realm.id)
+        } catch let error as StorageError where error.isTemporary {
+            return OAuthErrorResponse.json(.storageUnavailable, realmID: realm.id)
         }
     }
 
     private func authenticate(_ request: HTTPRequest, realm: Realm,
                               confidentialOnly: Bool) async throws -> (OAuthRequestBody, ClientApp) {
         let body = try OAuthRequestBody(request)
-        let credentials = try ClientCredentials.read(authorization: request.headers["Authorization"],
+        let credentials = try ClientCredentials.read(basic: try BasicAuthorization.credentials(request.headers["Authorization"]),
                                                      bodyClientID: body["client_id"], bodyClientSecret: body["client_secret"])
         if confidentialOnly && credentials.secret == nil {
             throw GrantsError(.invalidClient, "client authentication failed")
@@ -85,21 +90,21 @@ struct TokenInspection: Sendable {
 
     /// The token as an access token (valid only) or a refresh token of the realm.
     /// `activeOnly` drops refresh tokens that are rotated, revoked or expired.
-    private func find(_ token: String, realm: Realm, hint: String?, activeOnly: Bool) async -> Found {
-        func asAccess() async -> Found {
-            if case .valid(let claims) = await context.tokens.validateAccessToken(token, realmID: realm.id) {
+    private func find(_ token: String, realm: Realm, hint: String?, activeOnly: Bool) async throws -> Found {
+        func asAccess() async throws -> Found {
+            if case .valid(let claims) = try await context.accessTokens.validate(token, realmID: realm.id) {
                 return .access(claims)
             }
             return .none
         }
-        func asRefresh() async -> Found {
-            guard let session = try? await refreshTokens.session(ofRefreshToken: token, realmID: realm.id),
+        func asRefresh() async throws -> Found {
+            guard let session = try await context.sessions.session(ofRefreshToken: token, realmID: realm.id),
                   session.isActive || !activeOnly else { return .none }
             return .refresh(session)
         }
         let accessFirst = hint != "refresh_token" && token.split(separator: ".").count == 3
-        let first = accessFirst ? await asAccess() : await asRefresh()
-        if case .none = first { return accessFirst ? await asRefresh() : await asAccess() }
+        let first = accessFirst ? try await asAccess() : try await asRefresh()
+        if case .none = first { return accessFirst ? try await asRefresh() : try await asAccess() }
         return first
     }
 }

@@ -25,7 +25,7 @@ struct UserinfoEndpoint: Sendable {
         case .invalidRequest(let description):
             return Self.challenge(realmID: realm.id, status: 400, error: "invalid_request", description)
         }
-        guard case .valid(let claims) = await context.tokens.validateAccessToken(token, realmID: realm.id) else {
+        guard case .valid(let claims) = try await context.accessTokens.validate(token, realmID: realm.id) else {
             return Self.challenge(realmID: realm.id, error: "invalid_token", "the access token is invalid, expired or revoked")
         }
         guard claims.scope.contains("openid") else {

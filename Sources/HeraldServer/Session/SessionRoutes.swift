@@ -43,7 +43,7 @@ struct SessionRoutes: RouteGroup {
             // The refresh reads the session's client with the token (no read of its own here):
             // an unknown client id is a client mismatch, a disabled or deleted one a revoked
             // session, a confidential or third-party one `client_not_allowed`.
-            tokens = try await context.tokens.refresh(realmID: realm.id, presenter: .sessionAPI(clientID: clientID),
+            tokens = try await context.sessions.refresh(realmID: realm.id, presenter: .sessionAPI(clientID: clientID),
                                                       refreshToken: token, scope: nil, clientIP: clientIP)
         } catch {
             throw APIError(refreshFailure: error)
@@ -61,12 +61,12 @@ struct SessionRoutes: RouteGroup {
             refreshToken = body.string("refreshToken", maxLength: 512)
             try body.validate()
         }
-        try await context.tokens.revokeSession(realmID: realm.id, sessionID: claims.sessionID)
+        try await context.sessions.revokeSession(realmID: realm.id, sessionID: claims.sessionID)
         // Holding a refresh token is holding its session, so revoking the one presented is safe
         // even when it belongs to another session of the app.
-        if let refreshToken, let other = await context.tokens.sessionID(ofRefreshToken: refreshToken, realmID: realm.id),
+        if let refreshToken, let other = try await context.sessions.sessionID(ofRefreshToken: refreshToken, realmID: realm.id),
            other != claims.sessionID {
-            try await context.tokens.revokeSession(realmID: realm.id, sessionID: other)
+            try await context.sessions.revokeSession(realmID: realm.id, sessionID: other)
         }
         return .json(["message": "Logged out"], noStore: true)
     }
@@ -74,7 +74,8 @@ struct SessionRoutes: RouteGroup {
     static func me(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
         let realm = try await enabledRealm(request, context: context)
         let claims = try await authenticate(request, realmID: realm.id, context: context)
-        let accounts = AccountStore(database: context.database, now: context.now)
+        let accounts = AccountStore(database: context.database, sessionRevoker: SessionRevoker(now: context.now),
+                                    deletionHook: context.appleTokens, now: context.now)
         guard let account = try await accounts.account(realmID: realm.id, id: claims.sub) else {
             throw APIError.accountDeleted
         }
@@ -94,12 +95,12 @@ struct SessionRoutes: RouteGroup {
         guard let header = request.headers["Authorization"], let token = AdminAuthenticator.bearerToken(header) else {
             throw APIError.unauthorized
         }
-        switch await context.tokens.validateAccessToken(token, realmID: realmID, requiring: .sessionAPIClient) {
+        switch try await context.accessTokens.validate(token, realmID: realmID, requiring: .sessionAPIClient) {
         case .valid(let claims): return claims
         case .invalid:
             // Only now, on the failure path, look at what else it might be: an app that sends
             // its ID, refresh or admin token has a bug to fix, not a person to sign out.
-            if let kind = await context.tokens.misusedTokenKind(token, realmID: realmID) {
+            if let kind = try await context.accessTokens.misusedTokenKind(token, realmID: realmID) {
                 throw APIError.wrongTokenType(presented: kind == .idToken ? "id_token" : "refresh_token")
             }
             if try await AdminTokenStore(database: context.database, now: context.now).authenticate(token) != nil {

@@ -8,73 +8,25 @@ public struct AccountResolver: Sendable {
     /// The domain of placeholder emails (`{sub}@apple.placeholder`).
     public static func placeholderDomain(provider: String) -> String { "\(provider).placeholder" }
 
-    private let database: any Database
     private let now: @Sendable () -> Date
 
-    /// A resolver over the realms database; `now` stamps creations and links.
-    public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
-        self.database = database
+    /// A resolver whose clock `now` stamps creations and links.
+    public init(now: @escaping @Sendable () -> Date) {
         self.now = now
     }
 
-    /// Resolves `claims` to an account of the realm; throws `AccountResolutionError` or a storage error.
-    public func resolve(realmID: String, claims: ProviderIdentityClaims) async throws -> AccountResolution {
-        let at = now().unixSeconds
-        let claims = Self.sanitized(claims)
-        // Most logins are returning users with nothing to fill in: answer those from a reader
-        // snapshot, so they don't queue for the single writer and its commit sync (one fsync
-        // per login saved). Anything else goes through the write transaction, which decides.
-        if let known = try await database.read({ db in try Self.resolveUnchanged(db, realmID: realmID, claims: claims) }) {
-            return known
-        }
-        return try await database.write { db in
-            guard let realm = try RealmStore.load(db, id: realmID) else { throw AccountResolutionError(.realmNotFound) }
-            return try Self.resolve(db, realm: realm, claims: claims, at: at)
-        }
-    }
-
     /// Resolves `claims` inside the caller's write transaction, so a login can commit the
-    /// account together with what it does next (the replay claim and the session or code) —
-    /// the caller already holds the writer, so there is no reader fast path here. `realm` is
-    /// the realm as the caller loaded it for its pre-checks; its linking and registration
-    /// policies decide here. Throws `AccountResolutionError` or a storage error; the caller's
-    /// transaction decides what survives a throw.
+    /// account together with what it does next (the replay claim and the session or code).
+    /// `realm` is the realm as the caller loaded it for its pre-checks; its linking and
+    /// registration policies decide here. Throws `AccountResolutionError` or a storage error;
+    /// the caller's transaction decides what survives a throw.
     public func resolve(_ db: any SQLExecutor, realm: Realm, claims: ProviderIdentityClaims) throws -> AccountResolution {
         try Self.resolve(db, realm: realm, claims: Self.sanitized(claims), at: now().unixSeconds)
     }
 
-    /// The resolution of a known identity whose login would change nothing (active account,
-    /// no missing name part or placeholder email the claims could fill, identity email
-    /// recorded), or nil when only the write transaction can decide.
-    static func resolveUnchanged(_ db: any SQLExecutor, realmID: String,
-                                 claims: ProviderIdentityClaims) throws -> AccountResolution? {
-        guard try RealmStore.load(db, id: realmID) != nil,
-              let account = try AccountStore.load(db, realmID: realmID, provider: claims.provider, openID: claims.subject)
-        else { return nil }
-        switch account.status {
-        case .disabled: throw AccountResolutionError(.accountDisabled)
-        case .deleted: return nil
-        case .active: break
-        }
-        let name = account.name
-        if (name.givenName == nil && claims.name.givenName != nil)
-            || (name.familyName == nil && claims.name.familyName != nil)
-            || (name.displayName == nil && claims.name.displayName != nil) {
-            return nil
-        }
-        if claims.email != nil {
-            if isPlaceholder(account.email) { return nil }
-            let identity = try db.queryOne(
-                "SELECT email FROM identities WHERE realm_id = ? AND provider = ? AND open_id = ?",
-                .text(realmID), .text(claims.provider), .text(claims.subject))
-            guard let identity, try identity.optionalString("email") != nil else { return nil }
-        }
-        return AccountResolution(account: account, isNewUser: false, linkedByEmail: false)
-    }
-
     /// The resolution inside the caller's write transaction.
-    public static func resolve(_ db: any SQLExecutor, realm: Realm, claims: ProviderIdentityClaims,
-                               at: Int64) throws -> AccountResolution {
+    private static func resolve(_ db: any SQLExecutor, realm: Realm, claims: ProviderIdentityClaims,
+                                at: Int64) throws -> AccountResolution {
         let realmID = realm.id
         let email = claims.email.map(AccountStore.normalizedEmail)
 

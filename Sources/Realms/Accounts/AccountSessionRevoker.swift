@@ -7,8 +7,3 @@ public protocol AccountSessionRevoker: Sendable {
     func revokeSessions(realmID: String, accountID: String, in executor: any SQLExecutor) throws
 }
 
-/// The revoker used until sessions exist: there is nothing to revoke.
-public struct NoSessionsToRevoke: AccountSessionRevoker {
-    public init() {}
-    public func revokeSessions(realmID: String, accountID: String, in executor: any SQLExecutor) throws {}
-}

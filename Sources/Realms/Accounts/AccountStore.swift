@@ -11,8 +11,11 @@ public struct AccountStore: Sendable {
     private let deletionHook: (any AccountDeletionHook)?
     private let now: @Sendable () -> Date
 
-    public init(database: any Database, sessionRevoker: any AccountSessionRevoker = NoSessionsToRevoke(),
-                deletionHook: (any AccountDeletionHook)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+    /// `sessionRevoker` ends an account's sessions when it is disabled or deleted (TokenIssuer's
+    /// `SessionRevoker`); `deletionHook`, when given, runs after a deletion commits (revoking
+    /// the account's Apple tokens).
+    public init(database: any Database, sessionRevoker: any AccountSessionRevoker,
+                deletionHook: (any AccountDeletionHook)?, now: @escaping @Sendable () -> Date) {
         self.database = database
         self.sessions = sessionRevoker
         self.deletionHook = deletionHook
@@ -295,6 +298,6 @@ public struct AccountStore: Sendable {
     }
 
     static func emailDigest(_ email: String) -> String {
-        "sha256:" + SHA256.hash(email).map { String(format: "%02x", $0) }.joined()
+        "sha256:" + SHA256.hexDigest(email)
     }
 }

@@ -18,7 +18,7 @@ public struct AdminTokenStore: Sendable {
     private let database: any Database
     private let now: @Sendable () -> Date
 
-    public init(database: any Database, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(database: any Database, now: @escaping @Sendable () -> Date) {
         self.database = database
         self.now = now
     }

@@ -9,7 +9,7 @@ public struct AppleProviderStore: Sendable {
     private let masterKey: MasterKey
     private let now: @Sendable () -> Date
 
-    public init(database: any Database, masterKey: MasterKey, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(database: any Database, masterKey: MasterKey, now: @escaping @Sendable () -> Date) {
         self.database = database
         self.masterKey = masterKey
         self.now = now

@@ -11,8 +11,8 @@ public struct ClientAppStore: Sendable {
 
     /// `sessionRevoker` ends a client's sessions when it is disabled or deleted (TokenIssuer's
     /// `SessionRevoker`; sessions also refuse a disabled or deleted client at use).
-    public init(database: any Database, sessionRevoker: any ClientSessionRevoker = NoSessionsToRevoke(),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(database: any Database, sessionRevoker: any ClientSessionRevoker,
+                now: @escaping @Sendable () -> Date) {
         self.database = database
         sessions = sessionRevoker
         self.now = now

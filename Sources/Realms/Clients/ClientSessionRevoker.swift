@@ -8,6 +8,3 @@ public protocol ClientSessionRevoker: Sendable {
     func revokeSessions(realmID: String, clientID: String, in executor: any SQLExecutor) throws
 }
 
-extension NoSessionsToRevoke: ClientSessionRevoker {
-    public func revokeSessions(realmID: String, clientID: String, in executor: any SQLExecutor) throws {}
-}

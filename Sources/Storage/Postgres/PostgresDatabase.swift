@@ -41,8 +41,8 @@ public final class PostgresDatabase: Database {
 
     /// Connects `connectionCount` connections to `url` (`postgres://user:password@host:port/db?sslmode=…`).
     /// Fails with `.unavailable` when the server cannot be reached.
-    public init(url: String, connectionCount: Int = 4,
-                now: @escaping @Sendable () -> Date = { Date() }) throws(StorageError) {
+    /// `now` stamps `schema_migrations.applied_at`.
+    public init(url: String, connectionCount: Int = 4, now: @escaping @Sendable () -> Date) throws(StorageError) {
         guard connectionCount >= 1 else {
             throw StorageError(code: .unsupported, message: "connectionCount must be at least 1 (got \(connectionCount))")
         }

@@ -35,11 +35,7 @@ public final class SQLiteDatabase: Database {
 
     /// Opens (creating if needed) the database file at `path`. The parent directory must
     /// exist; an unopenable file fails with `.io`, a file that is not a database with `.corrupt`.
-    public convenience init(path: String, readerCount: Int = 2) throws(StorageError) {
-        try self.init(path: path, readerCount: readerCount, now: { Date() })
-    }
-
-    /// Opens the database; `now` stamps `schema_migrations.applied_at` (tests pin it).
+    /// `now` stamps `schema_migrations.applied_at`.
     public init(path: String, readerCount: Int = 2, now: @escaping @Sendable () -> Date) throws(StorageError) {
         guard readerCount >= 1 else {
             throw StorageError(code: .unsupported, message: "readerCount must be at least 1 (got \(readerCount))")

@@ -22,10 +22,3 @@ public struct SigningKeyInfo: Sendable, Equatable, Codable {
     public let retiredAt: Int64?
     public let publishUntil: Int64?
 }
-
-/// The realm's active key, decrypted, for signing.
-public struct ActiveSigningKey: Sendable {
-    public let kid: String
-    public let algorithm: JWSAlgorithm
-    public let privateKey: PrivateKey
-}

@@ -22,7 +22,7 @@ public struct SigningKeyRing: Sendable {
     /// `retiredKeyRetention` nil (the default) keeps a retired key published for
     /// max(realm access-token TTL, client overrides, ID-token TTL) + leeway after rotation.
     public init(database: any Database, masterKey: MasterKey, retiredKeyRetention: Int64? = nil,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                now: @escaping @Sendable () -> Date) {
         self.database = database
         self.masterKey = masterKey
         self.retiredKeyRetention = retiredKeyRetention
@@ -105,7 +105,7 @@ public struct SigningKeyRing: Sendable {
             """, .text(realmID))
         let realmTTL = try row?.optionalInt("realm_ttl") ?? Int64(Realm.accessTokenTTLRange.upperBound)
         let clientTTL = try row?.optionalInt("client_ttl") ?? 0
-        return max(realmTTL, clientTTL, Int64(TokenService.idTokenTTL)) + retentionLeeway
+        return max(realmTTL, clientTTL, Int64(TokenSigner.idTokenTTL)) + retentionLeeway
     }
 
     /// The public keys to publish for the realm: the active key and unexpired retired keys.
@@ -134,19 +134,6 @@ public struct SigningKeyRing: Sendable {
                                retiredAt: try row.optionalInt("retired_at"), publishUntil: try row.optionalInt("publish_until"))
             }
         }
-    }
-
-    /// The realm's active key, decrypted, or nil when the realm has none.
-    public func activeKey(realmID: String) async throws -> ActiveSigningKey? {
-        let row = try await database.read { db in
-            try db.queryOne("SELECT kid, algorithm, private_key FROM signing_keys WHERE realm_id = ? AND status = 'active'",
-                            .text(realmID)).map { row in
-                (kid: try row.string("kid"), algorithm: try row.string("algorithm"), sealed: try row.bytes("private_key"))
-            }
-        }
-        guard let row, let algorithm = SigningAlgorithm(rawValue: row.algorithm) else { return nil }
-        let der = try masterKey.open(row.sealed, context: Self.sealContext(realmID: realmID, kid: row.kid))
-        return ActiveSigningKey(kid: row.kid, algorithm: Self.jwsAlgorithm(algorithm), privateKey: try PrivateKey(pkcs8DER: der))
     }
 
     /// Associated data binding a sealed key to its realm and kid.

@@ -1,5 +1,5 @@
 /// A session written inside a caller's transaction whose tokens are not signed yet: what
-/// `TokenService.startSession(in:_:)` hands to `TokenService.issue(_:)`. Holds the new refresh
+/// `SessionStore.startSession(in:_:account:withProfile:)` hands to `SessionStore.issue(_:)`. Holds the new refresh
 /// token in memory only (the database keeps its hash); never log it.
 public struct PreparedSession: Sendable {
     let session: SessionSnapshot

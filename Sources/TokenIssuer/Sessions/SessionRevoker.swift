@@ -8,13 +8,13 @@ public struct SessionRevoker: AccountSessionRevoker, ClientSessionRevoker {
     private let now: @Sendable () -> Date
 
     /// A revoker stamping revocations with `now`.
-    public init(now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(now: @escaping @Sendable () -> Date) {
         self.now = now
     }
 
     /// Revokes every live session of the account inside the caller's transaction.
     public func revokeSessions(realmID: String, accountID: String, in executor: any SQLExecutor) throws {
-        _ = try TokenService.revokeAll(executor, realmID: realmID, accountID: accountID, reason: "account",
+        _ = try SessionStore.revokeAll(executor, realmID: realmID, accountID: accountID, reason: "account",
                                        at: now().unixSeconds)
     }
 

@@ -42,7 +42,7 @@ final class RunningHerald: Sendable {
         let application: HeraldApplication
         do {
             application = try await HeraldApplication.open(configuration: configuration,
-                                                            logger: Logger(level: .debug, sink: logs.sink), now: now,
+                                                            logger: Logger(level: .debug, now: now, sink: logs.sink), now: now,
                                                             maintenance: maintenance)
             try application.start()
         } catch {

@@ -24,18 +24,23 @@ struct TokenFixture {
             .create(id: "acme", changes: realmChanges, context: ChangeContext(actor: "test")) { db, _ in
                 try ring.activate(key, in: db)
             }
-        accountID = try await AccountStore(database: database, now: clock.closure)
+        accountID = try await AccountStore(database: database, sessionRevoker: SessionRevoker(now: clock.closure),
+                                            deletionHook: nil, now: clock.closure)
             .create(realmID: "acme", NewAccount(email: "ada@example.com", emailVerified: true,
                                                 name: PersonName(givenName: "Ada", familyName: "Lovelace"))).id
-        web = try await ClientAppStore(database: database, now: clock.closure)
+        web = try await ClientAppStore(database: database, sessionRevoker: SessionRevoker(now: clock.closure), now: clock.closure)
             .create(realmID: "acme", clientID: "web", changes: ClientAppChanges(name: "Web"),
                     context: ChangeContext(actor: "test")).client
     }
 
     var database: any Database { fresh.database }
 
-    var tokens: TokenService {
-        TokenService(database: database, masterKey: masterKey, publicURL: "https://id.example", now: clock.closure)
+    /// A session store and an access-token verifier sharing one new signer (so one key cache),
+    /// as the server wires them.
+    var tokens: TokenWiring {
+        let signer = TokenSigner(masterKey: masterKey, issuers: RealmIssuers(publicURL: "https://id.example"))
+        return TokenWiring(sessions: SessionStore(database: database, signer: signer, now: clock.closure),
+                           accessTokens: AccessTokenVerifier(database: database, signer: signer, now: clock.closure))
     }
 
     func request(scope: [String] = ["openid", "profile", "email"], nonce: String? = "n-1") -> SessionRequest {
@@ -45,12 +50,18 @@ struct TokenFixture {
     }
 }
 
-@Suite("TokenService")
-struct TokenServiceTests {
+/// TokenIssuer as the server wires it.
+struct TokenWiring {
+    let sessions: SessionStore
+    let accessTokens: AccessTokenVerifier
+}
+
+@Suite("Sessions and tokens")
+struct SessionStoreTests {
     @Test("an openid session gets an ID token with nonce, auth_time, email and name; the access token has no nonce", arguments: Backend.allCases)
     func idTokenClaims(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)
-        let issued = try await fixture.tokens.startSession(fixture.request())
+        let issued = try await fixture.tokens.sessions.startSession(fixture.request())
         let idToken = try #require(issued.idToken)
         let claims = try CompactJWS(parsing: idToken).payloadObject()
         #expect(claims["iss"] == "https://id.example/api/oauth/acme")
@@ -64,7 +75,7 @@ struct TokenServiceTests {
         #expect(try CompactJWS(parsing: issued.accessToken).payloadObject()["nonce"] == nil)
         #expect(issued.expiresIn == 600 && issued.refreshExpiresIn == 3600)
 
-        let noOpenID = try await fixture.tokens.startSession(fixture.request(scope: ["profile"]))
+        let noOpenID = try await fixture.tokens.sessions.startSession(fixture.request(scope: ["profile"]))
         #expect(noOpenID.idToken == nil)
     }
 
@@ -72,16 +83,16 @@ struct TokenServiceTests {
     func scopeNarrowing(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)
         let tokens = fixture.tokens
-        let issued = try await tokens.startSession(fixture.request(scope: ["openid", "email"]))
+        let issued = try await tokens.sessions.startSession(fixture.request(scope: ["openid", "email"]))
         await #expect(throws: TokenError(.invalidScope)) {
-            try await tokens.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken,
+            try await tokens.sessions.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken,
                                      scope: ["openid", "admin"], clientIP: "192.0.2.1")
         }
-        let narrowed = try await tokens.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken,
+        let narrowed = try await tokens.sessions.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken,
                                                 scope: ["email"], clientIP: "192.0.2.1")
         #expect(narrowed.scope == ["email"])
         #expect(narrowed.idToken == nil)
-        guard case .valid(let claims) = await tokens.validateAccessToken(narrowed.accessToken, realmID: "acme") else {
+        guard case .valid(let claims) = try await tokens.accessTokens.validate(narrowed.accessToken, realmID: "acme") else {
             Issue.record("narrowed access token should be valid")
             return
         }
@@ -93,23 +104,23 @@ struct TokenServiceTests {
     func reuseRevokesFamily(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)
         let tokens = fixture.tokens
-        let issued = try await tokens.startSession(fixture.request())
-        #expect(await tokens.sessionID(ofRefreshToken: issued.refreshToken, realmID: "acme") == issued.sessionID)
-        #expect(await tokens.sessionID(ofRefreshToken: issued.refreshToken, realmID: "other") == nil)
-        let next = try await tokens.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken,
+        let issued = try await tokens.sessions.startSession(fixture.request())
+        #expect(try await tokens.sessions.sessionID(ofRefreshToken: issued.refreshToken, realmID: "acme") == issued.sessionID)
+        #expect(try await tokens.sessions.sessionID(ofRefreshToken: issued.refreshToken, realmID: "other") == nil)
+        let next = try await tokens.sessions.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken,
                                             scope: nil, clientIP: "192.0.2.1")
         await #expect(throws: TokenError(.reuseDetected)) {
-            try await tokens.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken, scope: nil,
+            try await tokens.sessions.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken, scope: nil,
                                      clientIP: "192.0.2.1")
         }
         await #expect(throws: TokenError(.revoked)) {
-            try await tokens.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: next.refreshToken, scope: nil,
+            try await tokens.sessions.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: next.refreshToken, scope: nil,
                                      clientIP: "192.0.2.1")
         }
-        #expect(await tokens.validateAccessToken(next.accessToken, realmID: "acme") == .revoked)
+        #expect(try await tokens.accessTokens.validate(next.accessToken, realmID: "acme") == .revoked)
         await #expect(throws: TokenError(.clientMismatch)) {
-            let other = try await tokens.startSession(fixture.request())
-            _ = try await tokens.refresh(realmID: "acme", presenter: .sessionAPI(clientID: "other-client"), refreshToken: other.refreshToken,
+            let other = try await tokens.sessions.startSession(fixture.request())
+            _ = try await tokens.sessions.refresh(realmID: "acme", presenter: .sessionAPI(clientID: "other-client"), refreshToken: other.refreshToken,
                                          scope: nil, clientIP: "192.0.2.1")
         }
     }
@@ -118,12 +129,12 @@ struct TokenServiceTests {
     func expiry(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)
         let tokens = fixture.tokens
-        let issued = try await tokens.startSession(fixture.request())
+        let issued = try await tokens.sessions.startSession(fixture.request())
         fixture.clock.advance(by: 601)
-        #expect(await tokens.validateAccessToken(issued.accessToken, realmID: "acme") == .expired)
+        #expect(try await tokens.accessTokens.validate(issued.accessToken, realmID: "acme") == .expired)
         fixture.clock.advance(by: 3000)
         await #expect(throws: TokenError(.expired)) {
-            try await tokens.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken, scope: nil,
+            try await tokens.sessions.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken, scope: nil,
                                      clientIP: "192.0.2.1")
         }
     }
@@ -136,7 +147,8 @@ struct TokenServiceTests {
         var retired = try #require(try await ring.keys(realmID: "acme").last)
         #expect(retired.publishUntil == (retired.retiredAt ?? 0) + 7200 + SigningKeyRing.retentionLeeway)
 
-        _ = try await ClientAppStore(database: fixture.database, now: fixture.clock.closure)
+        _ = try await ClientAppStore(database: fixture.database, sessionRevoker: SessionRevoker(now: fixture.clock.closure),
+                                     now: fixture.clock.closure)
             .create(realmID: "acme", clientID: "slow", changes: ClientAppChanges(name: "Slow", accessTokenTTL: 86_400),
                     context: ChangeContext(actor: "test"))
         _ = try await ring.rotate(realmID: "acme", context: ChangeContext(actor: "test"))
@@ -154,8 +166,8 @@ struct TokenServiceTests {
         var request = fixture.request()
         request.accessTokenTTL = 86_000
         request.refreshTokenTTL = 90_000
-        let issued = try await tokens.startSession(request)
-        guard case .valid = await tokens.validateAccessToken(issued.accessToken, realmID: "acme") else {
+        let issued = try await tokens.sessions.startSession(request)
+        guard case .valid = try await tokens.accessTokens.validate(issued.accessToken, realmID: "acme") else {
             Issue.record("a fresh token must verify")
             return
         }
@@ -165,14 +177,14 @@ struct TokenServiceTests {
         let publishUntil = try #require(retired.publishUntil)
 
         fixture.clock.advance(by: Double(publishUntil - fixture.clock.now.unixSeconds - 1))
-        guard case .valid = await tokens.validateAccessToken(issued.accessToken, realmID: "acme") else {
+        guard case .valid = try await tokens.accessTokens.validate(issued.accessToken, realmID: "acme") else {
             Issue.record("a retired key verifies while it is published")
             return
         }
         fixture.clock.advance(by: 1)
         #expect(try await ring.publishedKeys(realmID: "acme").allSatisfy { $0.kid != retired.kid })
-        #expect(await tokens.validateAccessToken(issued.accessToken, realmID: "acme") == .invalid)
+        #expect(try await tokens.accessTokens.validate(issued.accessToken, realmID: "acme") == .invalid)
         // A service that never cached the key refuses it as well.
-        #expect(await fixture.tokens.validateAccessToken(issued.accessToken, realmID: "acme") == .invalid)
+        #expect(try await fixture.tokens.accessTokens.validate(issued.accessToken, realmID: "acme") == .invalid)
     }
 }

@@ -6,34 +6,22 @@ import Storage
 /// Sessions and the tokens they hand out: a session is one refresh family per login, bound
 /// to its client (and IP when the client asks for it), with an absolute expiry and, when the
 /// realm or client sets `refreshIdleTTL`, an idle deadline each refresh moves on. Refresh
-/// rotates the token; a rotated token presented again revokes the whole family. Access tokens
-/// are RFC 9068 JWTs signed with the realm's active key; validating one reads its session row
-/// (one primary-key lookup), so a revoked session ends its access tokens at once.
-public final class TokenService: Sendable {
-    /// Lifetime of ID tokens, in seconds.
-    public static let idTokenTTL = 3600
+/// rotates the token; a rotated token presented again revokes the whole family. The session
+/// row is what `AccessTokenVerifier` reads, so a revoked session ends its access tokens at once.
+public struct SessionStore: Sendable {
     /// Random bytes in a refresh token (256 bits).
     public static let refreshTokenBytes = 32
-    /// Longest access token accepted for parsing.
-    static let maxAccessTokenLength = 8192
 
     private let database: any Database
-    private let masterKey: MasterKey
-    private let publicURL: String
+    private let signer: TokenSigner
     private let now: @Sendable () -> Date
-    private let keys = SigningKeyCache()
 
-    /// `publicURL` is the base of every issuer (`{publicURL}/api/oauth/{realm}`), without a trailing slash.
-    public init(database: any Database, masterKey: MasterKey, publicURL: String,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    /// Sessions in `database`, their tokens signed by `signer` (one per process: it caches keys).
+    public init(database: any Database, signer: TokenSigner, now: @escaping @Sendable () -> Date) {
         self.database = database
-        self.masterKey = masterKey
-        self.publicURL = publicURL
+        self.signer = signer
         self.now = now
     }
-
-    /// The issuer of a realm's tokens.
-    public func issuer(realmID: String) -> String { "\(publicURL)/api/oauth/\(realmID)" }
 
     // MARK: - Sessions
 
@@ -70,10 +58,9 @@ public final class TokenService: Sendable {
         case .disabled: throw TokenError(.accountDisabled)
         case .deleted: throw TokenError(.accountDeleted)
         }
-        let key = try Self.activeKey(db, realmID: request.realmID)
+        let key = try SealedSigningKey.active(db, realmID: request.realmID)
         // Cached after the first use of a kid; the first open is one AES-GCM open and a parse.
-        _ = try keys.privateKey(kid: key.kid, realmID: request.realmID, sealed: key.sealed, masterKey: masterKey,
-                               at: at)
+        try signer.open(key, realmID: request.realmID, at: at)
         try db.execute("""
             INSERT INTO sessions (id, realm_id, client_id, client_instance, account_id, scope, client_ip, ip_binding,
                 auth_time, access_token_ttl, created_at, expires_at, refresh_idle_ttl, idle_expires_at)
@@ -98,8 +85,8 @@ public final class TokenService: Sendable {
     /// Signs the access (and ID) token of a session written by ``startSession(in:_:)``; call
     /// it after that transaction committed.
     public func issue(_ prepared: PreparedSession) throws -> IssuedTokens {
-        try sign(session: prepared.session, scope: prepared.session.scope, material: prepared.material,
-                 refreshToken: prepared.refreshToken, nonce: prepared.nonce, at: prepared.at)
+        try signer.sign(session: prepared.session, scope: prepared.session.scope, material: prepared.material,
+                        refreshToken: prepared.refreshToken, nonce: prepared.nonce, at: prepared.at)
     }
 
     /// The refresh transaction's one read: the token, its session, account and client standing.
@@ -195,8 +182,8 @@ public final class TokenService: Sendable {
                 case .sessionAPI: profile = try AccountProfile.load(db, account: account)
                 case .authenticatedClient: profile = nil
                 }
-                return .rotated(session, SigningMaterial(key: try Self.activeKey(db, realmID: realmID), account: account,
-                                                         profile: profile))
+                return .rotated(session, SigningMaterial(key: try SealedSigningKey.active(db, realmID: realmID),
+                                                         account: account, profile: profile))
             }
         } catch let error as TokenError {
             throw error
@@ -210,8 +197,8 @@ public final class TokenService: Sendable {
             throw TokenError(code)
         case .rotated(let session, let material):
             do {
-                return try sign(session: session, scope: scope ?? session.scope, material: material,
-                                refreshToken: replacement, nonce: nil, at: at)
+                return try signer.sign(session: session, scope: scope ?? session.scope, material: material,
+                                       refreshToken: replacement, nonce: nil, at: at)
             } catch {
                 throw TokenError(.storageFailure)
             }
@@ -237,19 +224,53 @@ public final class TokenService: Sendable {
                        .integer(now().unixSeconds), .text(realmID), .text(sessionID))
     }
 
-    /// The session a refresh token belongs to (any state), for /revoke and /introspect.
-    public func sessionID(ofRefreshToken token: String, realmID: String) async -> String? {
+    /// The session a refresh token of the realm belongs to (any state), or nil for an unknown
+    /// token or another realm's (logout revokes it with the access token's session).
+    public func sessionID(ofRefreshToken token: String, realmID: String) async throws -> String? {
         let hash = Self.hash(token)
-        return try? await database.read { db in
-            try db.queryOne("""
-                SELECT s.id FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+        return try await database.read { db in try Self.sessionID(db, ofRefreshTokenHash: hash, realmID: realmID) }
+    }
+
+    /// The session of the refresh token whose hash is `hash`, in the realm; any state.
+    static func sessionID(_ db: any SQLExecutor, ofRefreshTokenHash hash: [UInt8], realmID: String) throws -> String? {
+        try db.queryOne("""
+            SELECT s.id FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+            WHERE r.token_hash = ? AND s.realm_id = ?
+            """, .blob(hash), .text(realmID)).map { try $0.string("id") }
+    }
+
+    /// Looks a refresh token up without using it, for /revoke (whose client owns it) and
+    /// /introspect (is it active, for whom). Reads only; never rotates. nil for an unknown
+    /// token or another realm's.
+    public func session(ofRefreshToken token: String, realmID: String) async throws -> RefreshTokenSession? {
+        let hash = Self.hash(token)
+        let at = now().unixSeconds
+        return try await database.read { db in
+            guard let row = try db.queryOne("""
+                SELECT s.id, s.client_id, s.client_instance, s.account_id, s.scope, s.expires_at, s.revoked_at,
+                    s.idle_expires_at,
+                    r.created_at, r.rotated_at, a.status AS account_status, \(ClientStanding.columns)
+                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN accounts a ON a.id = s.account_id
+                \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
                 WHERE r.token_hash = ? AND s.realm_id = ?
-                """, .blob(hash), .text(realmID)).map { try $0.string("id") }
+                """, .blob(hash), .text(realmID)) else { return nil }
+            // A disabled, deleted or re-created client ends the session as a refresh would see it.
+            let client = try ClientStanding(joinedRow: row)
+            let active = try row.optionalInt("rotated_at") == nil && row.optionalInt("revoked_at") == nil
+                && row.int("expires_at") > at && (try row.optionalInt("idle_expires_at")).map { $0 > at } ?? true
+                && row.string("account_status") == AccountStatus.active.rawValue
+                && client?.admits(sessionOf: try row.string("client_instance")) == true
+            let scope = try row.string("scope").split(separator: " ").map(String.init)
+            return RefreshTokenSession(
+                sessionID: try row.string("id"), clientID: try row.string("client_id"),
+                accountID: try row.string("account_id"),
+                scope: client?.capping(scope) ?? scope,
+                issuedAt: try row.int("created_at"), expiresAt: try row.int("expires_at"), isActive: active)
         }
     }
 
     /// The account's sessions, newest first (admin listing).
-    public func sessions(realmID: String, accountID: String) async throws -> [SessionInfo] {
+    public func list(realmID: String, accountID: String) async throws -> [SessionInfo] {
         try await database.read { db in
             try db.query("""
                 SELECT id, client_id, scope, created_at, expires_at, last_refreshed_at, idle_expires_at, revoked_at FROM sessions
@@ -267,174 +288,12 @@ public final class TokenService: Sendable {
         }
     }
 
-    // MARK: - Access tokens
-
-    /// Access-token validation's one read: the session, its account and its client standing.
-    private static let accessLookupSQL = """
-        SELECT s.revoked_at, s.realm_id, s.account_id, s.client_id, s.client_instance, a.status,
-            \(ClientStanding.columns) FROM sessions s
-        JOIN accounts a ON a.id = s.account_id
-        \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
-        WHERE s.id = ?
-        """
-
-    /// Verifies an access token of the realm (signature with the realm's published keys, type
-    /// `at+jwt`, issuer, expiry), then its session, account and client with one indexed read:
-    /// a disabled, deleted or re-created client ends its tokens at once (`revoked`), a client
-    /// the route does not serve is `clientNotAllowed`, and the scope returned is capped by the
-    /// client's current `allowedScopes`.
-    public func validateAccessToken(_ token: String, realmID: String,
-                                    requiring requirement: AccessRequirement = .anyClient) async -> AccessTokenValidation {
-        guard let claims = await verifiedClaims(token, realmID: realmID) else { return .invalid }
-        if claims.exp <= now().unixSeconds { return .expired }
-        let state = try? await database.read { db in
-            try db.queryOne(Self.accessLookupSQL, .text(claims.sessionID)).map { row in
-                (revoked: try row.optionalInt("revoked_at") != nil, realmID: try row.string("realm_id"),
-                 accountID: try row.string("account_id"), clientID: try row.string("client_id"),
-                 clientInstanceID: try row.string("client_instance"), status: try row.string("status"),
-                 client: try ClientStanding(joinedRow: row))
-            }
-        }
-        guard let state, state.realmID == realmID, state.accountID == claims.sub, state.clientID == claims.clientID,
-              let client = state.client, client.admits(sessionOf: state.clientInstanceID) else {
-            return .revoked
-        }
-        switch requirement {
-        case .anyClient: break
-        case .sessionAPIClient: if !client.usesSessionAPI { return .clientNotAllowed }
-        }
-        switch AccountStatus(rawValue: state.status) {
-        case .disabled?: return .accountDisabled
-        case .deleted?, nil: return .accountDeleted
-        case .active?: return state.revoked ? .revoked : .valid(claims.scoped(client.capping(claims.scope)))
-        }
-    }
-
-    /// What a token refused by ``validateAccessToken(_:realmID:requiring:)`` as `invalid` is
-    /// instead, when it is another credential of this realm: an ID token it signed (expired or
-    /// not) or one of its refresh tokens. Only reads; a refresh token found here is not used.
-    /// nil for anything else, Apple's identity token and other realms' tokens included.
-    public func misusedTokenKind(_ token: String, realmID: String) async -> MisusedTokenKind? {
-        if let jws = try? CompactJWS(parsing: token, maxLength: Self.maxAccessTokenLength) {
-            guard jws.header.typ?.lowercased() != "at+jwt", jws.header.crit == nil,
-                  let algorithm = JWSAlgorithm(rawValue: jws.header.alg), let kid = jws.header.kid,
-                  let published = await publishedKey(kid: kid), published.realmID == realmID,
-                  published.key.verify(signature: jws.signature, message: jws.signingInput, algorithm: algorithm),
-                  let payload = try? jws.payloadObject(), payload["iss"]?.stringValue == issuer(realmID: realmID)
-            else { return nil }
-            return .idToken
-        }
-        // Refresh tokens are 43 characters; anything much longer is not worth hashing.
-        guard token.utf8.count <= 512 else { return nil }
-        return await sessionID(ofRefreshToken: token, realmID: realmID) != nil ? .refreshToken : nil
-    }
-
-    /// The claims of a correctly signed access token of this realm, or nil.
-    private func verifiedClaims(_ token: String, realmID: String) async -> AccessTokenClaims? {
-        guard let jws = try? CompactJWS(parsing: token, maxLength: Self.maxAccessTokenLength),
-              jws.header.typ?.lowercased() == "at+jwt", jws.header.crit == nil,
-              let algorithm = JWSAlgorithm(rawValue: jws.header.alg), let kid = jws.header.kid,
-              let published = await publishedKey(kid: kid), published.realmID == realmID,
-              published.key.verify(signature: jws.signature, message: jws.signingInput, algorithm: algorithm),
-              let payload = try? jws.payloadObject()
-        else { return nil }
-        guard payload["iss"]?.stringValue == issuer(realmID: realmID),
-              let sub = payload["sub"]?.stringValue, let clientID = payload["client_id"]?.stringValue,
-              let sid = payload["sid"]?.stringValue, let jti = payload["jti"]?.stringValue,
-              let exp = payload["exp"]?.int64Value, let iat = payload["iat"]?.int64Value
-        else { return nil }
-        let scope = (payload["scope"]?.stringValue ?? "").split(separator: " ").map(String.init)
-        return AccessTokenClaims(realmID: realmID, sub: sub, clientID: clientID, scope: scope, sessionID: sid,
-                                 exp: exp, iat: iat, jti: jti)
-    }
-
-    /// A verification key by kid, only while the key is published (active, or retired and
-    /// before its `publish_until`): the same rule as the realm's `jwks.json`, so Herald accepts
-    /// no token a relying party that trusts the JWKS would reject. Cached until the entry's
-    /// `trustedUntil`; a storage error is nil here and the token is refused.
-    private func publishedKey(kid: String) async -> SigningKeyCache.PublishedKey? {
-        let at = now().unixSeconds
-        if let cached = keys.publicKey(kid: kid, at: at) { return cached }
-        guard kid.utf8.count <= 64 else { return nil }
-        let row = try? await database.read { db in
-            try db.queryOne("SELECT realm_id, public_jwk, status, publish_until FROM signing_keys WHERE kid = ?",
-                            .text(kid)).map {
-                (realmID: try $0.string("realm_id"), jwk: try $0.string("public_jwk"),
-                 active: try $0.string("status") == "active", publishUntil: try $0.optionalInt("publish_until"))
-            }
-        }
-        guard let row else { return nil }
-        let trustedUntil = row.active ? at + SigningKeyCache.activeRecheckInterval : row.publishUntil ?? at
-        guard at < trustedUntil else {
-            keys.forget(kid: kid)
-            return nil
-        }
-        guard let jwk = try? JSONDecoder().decode(JWK.self, from: Data(row.jwk.utf8)),
-              let key = try? jwk.publicKey() else { return nil }
-        let published = SigningKeyCache.PublishedKey(realmID: row.realmID, key: key, trustedUntil: trustedUntil)
-        keys.remember(kid: kid, published)
-        return published
-    }
-
-    // MARK: - Signing
-
-    private func sign(session: SessionSnapshot, scope: [String], material: SigningMaterial, refreshToken: String,
-                      nonce: String?, at: Int64) throws -> IssuedTokens {
-        let key = material.key
-        let privateKey = try keys.privateKey(kid: key.kid, realmID: session.realmID, sealed: key.sealed,
-                                             masterKey: masterKey, at: at)
-        let issuer = issuer(realmID: session.realmID)
-        // An access token never outlives its session, nor its idle deadline: a session that
-        // ends for want of use leaves no access token alive.
-        let sessionEnd = min(session.expiresAt, session.idleExpiresAt ?? session.expiresAt)
-        let accessTTL = Int(max(1, min(Int64(session.accessTokenTTL), sessionEnd - at)))
-        let accessExp = at + Int64(accessTTL)
-        let access: [String: JSONValue] = [
-            "iss": .string(issuer), "sub": .string(session.accountID), "aud": .string(session.clientID),
-            "client_id": .string(session.clientID), "exp": .number(Double(accessExp)), "iat": .number(Double(at)),
-            "jti": .string(SecureRandom.token(byteCount: 16)), "sid": .string(session.id),
-            "scope": .string(scope.joined(separator: " ")), "auth_time": .number(Double(session.authTime)),
-        ]
-        let accessToken = try CompactJWS.sign(header: JOSEHeader(alg: key.algorithm.rawValue, kid: key.kid, typ: "at+jwt"),
-                                              payload: JSONValue.object(access).serialized(), key: privateKey)
-        var idToken: String?
-        if scope.contains("openid") {
-            let account = material.account
-            var claims: [String: JSONValue] = [
-                "iss": .string(issuer), "sub": .string(session.accountID), "aud": .string(session.clientID),
-                "exp": .number(Double(at + Int64(Self.idTokenTTL))), "iat": .number(Double(at)),
-                "auth_time": .number(Double(session.authTime)), "sid": .string(session.id),
-            ]
-            if let nonce { claims["nonce"] = .string(nonce) }
-            if scope.contains("email") {
-                claims["email"] = .string(account.email)
-                claims["email_verified"] = .bool(account.emailVerified)
-            }
-            if scope.contains("profile"), let name = account.name.formatted { claims["name"] = .string(name) }
-            idToken = try CompactJWS.sign(header: JOSEHeader(alg: key.algorithm.rawValue, kid: key.kid, typ: "JWT"),
-                                          payload: JSONValue.object(claims).serialized(), key: privateKey)
-        }
-        return IssuedTokens(sessionID: session.id, accountID: session.accountID, accessToken: accessToken,
-                            expiresIn: accessTTL, refreshToken: refreshToken,
-                            refreshExpiresIn: Int(max(0, session.expiresAt - at)), scope: scope, idToken: idToken,
-                            profile: material.profile)
-    }
-
     // MARK: - Rows
 
     /// SHA-256 of a refresh token's text: high entropy, so a fast hash is enough.
     static func hash(_ token: String) -> [UInt8] { SHA256.hash(Array(token.utf8)) }
 
-    static func activeKey(_ db: any SQLExecutor, realmID: String) throws -> SealedSigningKey {
-        guard let row = try db.queryOne(
-            "SELECT kid, algorithm, private_key FROM signing_keys WHERE realm_id = ? AND status = 'active'", .text(realmID)),
-              let algorithm = SigningAlgorithm(rawValue: try row.string("algorithm"))
-        else { throw TokenError(.noSigningKey) }
-        return SealedSigningKey(kid: try row.string("kid"), algorithm: SigningKeyRing.jwsAlgorithm(algorithm),
-                                sealed: try row.bytes("private_key"))
-    }
-
-    static func revoke(_ db: any SQLExecutor, sessionID: String, reason: String, at: Int64) throws {
+    private static func revoke(_ db: any SQLExecutor, sessionID: String, reason: String, at: Int64) throws {
         try db.execute("UPDATE sessions SET revoked_at = ?, revoke_reason = ? WHERE id = ? AND revoked_at IS NULL",
                        .integer(at), .text(reason), .text(sessionID))
     }
@@ -448,64 +307,23 @@ public final class TokenService: Sendable {
     }
 }
 
-/// The realm's active key as stored (sealed); opened through the cache.
-struct SealedSigningKey: Sendable {
-    let kid: String
-    let algorithm: JWSAlgorithm
-    let sealed: [UInt8]
-}
-
-/// What signing needs besides the session: the key and the account (for ID-token claims),
-/// and the profile to hand back when the caller asked for one.
-struct SigningMaterial: Sendable {
-    let key: SealedSigningKey
-    let account: Account
-    var profile: AccountProfile? = nil
-}
-
 /// The outcome of the refresh transaction: refusals are returned so a reuse revocation commits.
-enum RefreshStep: Sendable {
+private enum RefreshStep: Sendable {
     case rotated(SessionSnapshot, SigningMaterial)
     case refused(TokenError.Code)
 }
 
-/// A session row's fields that token issuance needs.
-struct SessionSnapshot: Sendable {
-    let id: String
-    let realmID: String
-    let clientID: String
-    let clientInstanceID: String
-    let accountID: String
-    var scope: [String]
-    let authTime: Int64
-    let accessTokenTTL: Int
-    let expiresAt: Int64
-    /// The idle timeout (seconds) and the deadline it sets from the last use; nil: none.
-    let refreshIdleTTL: Int?
-    var idleExpiresAt: Int64?
-
-    init(id: String, realmID: String, clientID: String, clientInstanceID: String, accountID: String, scope: [String],
-         authTime: Int64, accessTokenTTL: Int, expiresAt: Int64, refreshIdleTTL: Int?, idleExpiresAt: Int64?) {
-        self.id = id
-        self.realmID = realmID
-        self.clientID = clientID
-        self.clientInstanceID = clientInstanceID
-        self.accountID = accountID
-        self.scope = scope
-        self.authTime = authTime
-        self.accessTokenTTL = accessTokenTTL
-        self.expiresAt = expiresAt
-        self.refreshIdleTTL = refreshIdleTTL
-        self.idleExpiresAt = idleExpiresAt
-    }
-
-    init(row: Row) throws {
-        self.init(id: try row.string("id"), realmID: try row.string("realm_id"), clientID: try row.string("client_id"),
-                  clientInstanceID: try row.string("client_instance"), accountID: try row.string("account_id"),
-                  scope: try row.string("scope").split(separator: " ").map(String.init),
-                  authTime: try row.int("auth_time"), accessTokenTTL: Int(try row.int("access_token_ttl")),
-                  expiresAt: try row.int("expires_at"),
-                  refreshIdleTTL: try row.optionalInt("refresh_idle_ttl").map { Int($0) },
-                  idleExpiresAt: try row.optionalInt("idle_expires_at"))
-    }
+/// A refresh token's session as /revoke and /introspect see it. Never holds the token.
+public struct RefreshTokenSession: Sendable, Equatable {
+    public let sessionID: String
+    public let clientID: String
+    public let accountID: String
+    public let scope: [String]
+    /// When this refresh token was issued (its rotation).
+    public let issuedAt: Int64
+    /// The session's absolute expiry.
+    public let expiresAt: Int64
+    /// Not rotated, not revoked, not expired (absolute or idle), its account active and its client the enabled
+    /// registration the session was issued to.
+    public let isActive: Bool
 }
