@@ -25,15 +25,9 @@ public struct SessionStore: Sendable {
 
     // MARK: - Sessions
 
-    /// Starts a session for an authenticated account and issues its first tokens. Throws
-    /// `TokenError` (`accountDisabled`, `accountDeleted`, `noSigningKey`) or a storage error.
-    public func startSession(_ request: SessionRequest) async throws -> IssuedTokens {
-        let prepared = try await database.write { db in try self.startSession(in: db, request) }
-        return try issue(prepared)
-    }
-
     /// Writes a new session and its first refresh token inside the caller's write transaction
-    /// (native login commits it together with the account resolution), and opens the realm's
+    /// (the login commits it with the account resolution, the code exchange with the burnt
+    /// code), and opens the realm's
     /// signing key there too, so a key that cannot be opened undoes the session rather than
     /// leaving one nobody got tokens for. Signing itself is left to ``issue(_:)``, after the
     /// commit, so the writer is not held for it. Throws `TokenError` (`accountDisabled`,
