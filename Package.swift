@@ -25,9 +25,11 @@ let package = Package(
         .target(name: "Realms", dependencies: ["Storage", "JOSE"]),
         .target(name: "TokenIssuer", dependencies: ["JOSE", "Storage", "Realms"]),
         .target(name: "Grants", dependencies: ["JOSE", "Storage", "Realms"]),
-        .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "TokenIssuer", "Grants"]),
+        // What every identity-token login shares (limits, replay, accounts, branch A / B) and the code exchange.
+        .target(name: "Login", dependencies: ["Storage", "Realms", "TokenIssuer", "Grants"]),
+        .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "Grants", "Login"]),
         .target(name: "HeraldServer", dependencies: [
-            "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "HeraldApple",
+            "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "Login", "HeraldApple",
         ]),
         .executableTarget(name: "herald", dependencies: ["HeraldServer", "HeraldApple", "Realms", "Storage"]),
 
@@ -41,9 +43,10 @@ let package = Package(
         .testTarget(name: "RealmsTests", dependencies: ["Realms", "Storage", "JOSE", "HeraldTestSupport"]),
         .testTarget(name: "TokenIssuerTests", dependencies: ["TokenIssuer", "Realms", "Storage", "JOSE", "HeraldTestSupport"]),
         .testTarget(name: "GrantsTests", dependencies: ["Grants"]),
-        .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Realms", "Storage"]),
+        .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
+        .testTarget(name: "LoginTests", dependencies: ["Login", "Realms", "HeraldTestSupport"]),
         .testTarget(name: "HeraldServerTests", dependencies: [
-            "HeraldServer", "HeraldTestSupport", "HTTPServer", "JOSE", "Storage", "Realms", "TokenIssuer", "Grants", "HeraldApple",
+            "HeraldServer", "HeraldTestSupport", "HTTPServer", "JOSE", "Storage", "Realms", "TokenIssuer", "Grants", "Login",
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,59 +1,72 @@
 import Foundation
-import HeraldApple
+import Grants
 import HeraldTestSupport
 import JOSE
-import Synchronization
+import Login
+import Storage
 import Testing
 @testable import HeraldServer
 
-@Suite("Apple native login, branch B hook")
+@Suite("Apple native login, branch B")
 struct NativeLoginBranchBTests {
-    /// The orchestration of the running server, with branch B wired to `downstream`.
-    static func login(_ fixture: NativeLoginFixture, downstream: @escaping DownstreamCompleter) -> AppleNativeLogin {
-        fixture.herald.application.context.nativeLogin.completingDownstream(with: downstream)
+    /// /authorize for the fixture's third-party client with the backend's `state`; the
+    /// downstream handle the app completes it with.
+    static func authorize(_ fixture: NativeLoginFixture, state: String) async throws -> String {
+        let query: [(String, String)] = [
+            ("response_type", "code"), ("client_id", NativeLoginFixture.thirdParty),
+            ("redirect_uri", "https://partner.example/callback"), ("state", state),
+            ("code_challenge", OAuthFixture.challenge), ("code_challenge_method", "S256"),
+        ]
+        let response = try await fixture.send(
+            "GET", "/api/oauth/acme/authorize?" + query.map { "\($0.0)=\(RedirectURI.encode($0.1))" }.joined(separator: "&"),
+            headers: [("Accept", "application/json")])
+        return try #require(response.json["downstreamState"]?.stringValue, "\(response.status) \(response.text)")
     }
 
-    @Test("with downstreamState the verified account goes to the completer, whose redirect URI is the result", arguments: Backend.allCases)
+    @Test("with downstreamState the verified account completes the pending authorization: the redirect carries its code, the backend's state and the issuer",
+          arguments: Backend.allCases)
     func downstreamCompletion(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in
-            let seen = Mutex<DownstreamCompletionRequest?>(nil)
-            let login = Self.login(fixture) { _, request in
-                seen.withLock { $0 = request }
-                return "https://partner.example/callback?code=ac_x&state=\(request.downstreamState)&iss=\(request.issuer)"
-            }
+            let context = fixture.herald.application.context
+            let handle = try await Self.authorize(fixture, state: "st-1")
             let nonce = fixture.freshNonce()
-            let result = try await login.login(NativeLoginRequest(
+            let result = try await context.nativeLogin.login(LoginRequest(
                 realmID: "acme", identityToken: fixture.token(subject: "sub.branch.b", nonce: nonce), clientID: "partner",
-                rawNonce: nonce, downstreamState: "st-1", clientIP: "192.0.2.9"))
+                rawNonce: nonce, downstreamState: handle, clientIP: "192.0.2.9"))
             guard case .downstream(let redirect, let accountID, let isNew) = result else {
                 Issue.record("expected branch B")
                 return
             }
-            let request = try #require(seen.withLock { $0 })
-            #expect(request.realmID == "acme" && request.clientID == "partner" && request.downstreamState == "st-1")
-            #expect(request.accountID == accountID)
-            #expect(request.issuer == fixture.herald.application.context.issuers.issuer(realmID: "acme"))
-            #expect(redirect.hasPrefix("https://partner.example/callback?code=ac_x&state=st-1"))
+            let query = queryParameters(redirect)
+            #expect(redirect.hasPrefix("https://partner.example/callback?code=ac_"))
+            #expect(query["state"] == "st-1")
+            #expect(query["iss"] == context.issuers.issuer(realmID: "acme"))
+            let code = try #require(query["code"])
+            let stored = try await context.database.read { db in
+                try db.queryOne("SELECT account_id, client_id FROM authorization_codes WHERE code_hash = ?",
+                                .blob(SHA256.hash(Array(code.utf8)))).map { [try $0.string("account_id"), try $0.string("client_id")] }
+            }
+            #expect(stored == [accountID, "partner"])
             #expect(isNew)
         }
     }
 
-    @Test("a completer refusing the state answers invalid_downstream_state, reports no rolled-back account and counts as a failed attempt",
+    @Test("an unknown downstream state answers invalid_downstream_state, reports no rolled-back account and counts as a failed attempt",
           arguments: Backend.allCases)
     func refusedState(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend,
                                           realmFields: ["rateLimit": ["failuresPerWindow": 2, "windowSeconds": 300]],
                                           clock: NativeLoginFixture.clockInsideOneWindow()) { fixture in
             let returning = try await fixture.loginOK(subject: "sub.returning")["userId"]?.stringValue
-            let login = Self.login(fixture) { _, _ in throw NativeLoginError(.invalidDownstreamState) }
+            let login = fixture.herald.application.context.nativeLogin
             // A new user's account is rolled back with the refusal, so none is reported; a
             // returning user's account exists and is. (No email: nothing links sub.new.)
             for (subject, accountID) in [("sub.new", nil), ("sub.returning", returning)] {
                 let nonce = fixture.freshNonce()
                 let token = fixture.token(subject: subject, nonce: nonce, email: nil)
-                let request = NativeLoginRequest(realmID: "acme", identityToken: token, clientID: "partner", rawNonce: nonce,
-                                                 downstreamState: "st-unknown", clientIP: "192.0.2.10")
-                do throws(NativeLoginError) {
+                let request = LoginRequest(realmID: "acme", identityToken: token, clientID: "partner", rawNonce: nonce,
+                                           downstreamState: "ds_unknown", clientIP: "192.0.2.10")
+                do throws(LoginError) {
                     _ = try await login.login(request)
                     Issue.record("expected invalid_downstream_state")
                 } catch {
@@ -63,10 +76,10 @@ struct NativeLoginBranchBTests {
             }
             // The refusals counted: the next attempt from that IP is rate limited.
             let next = fixture.freshNonce()
-            do throws(NativeLoginError) {
-                _ = try await login.login(NativeLoginRequest(realmID: "acme", identityToken: fixture.token(nonce: next),
-                                                             clientID: "ios-app", rawNonce: next, downstreamState: nil,
-                                                             clientIP: "192.0.2.10"))
+            do throws(LoginError) {
+                _ = try await login.login(LoginRequest(realmID: "acme", identityToken: fixture.token(nonce: next),
+                                                       clientID: "ios-app", rawNonce: next, downstreamState: nil,
+                                                       clientIP: "192.0.2.10"))
                 Issue.record("expected rate_limited")
             } catch {
                 #expect(error.code == .rateLimited)

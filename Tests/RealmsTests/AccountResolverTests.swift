@@ -10,10 +10,12 @@ struct AccountResolverTests {
                                isPrivateEmail: false, name: name)
     }
 
-    /// Resolves `claims` in a write transaction of its own, as native login does in its own.
+    /// Resolves `claims` in a write transaction of its own, as the login does in its own, with
+    /// the realm read as the login's pre-checks read it.
     static func resolve(_ test: TestDatabase, _ claims: ProviderIdentityClaims) async throws -> AccountResolution {
         let resolver = AccountResolver(now: test.clock.closure)
-        return try await test.database.write { db in try resolver.resolve(db, realmID: "acme", claims: claims) }
+        let realm = try #require(try await test.database.read { db in try RealmStore.load(db, id: "acme") })
+        return try await test.database.write { db in try resolver.resolve(db, realm: realm, claims: claims) }
     }
 
     @Test("a returning login that brings a missing name or a real email fills it", arguments: Backend.allCases)

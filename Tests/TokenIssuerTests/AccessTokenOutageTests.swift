@@ -20,7 +20,7 @@ struct AccessTokenOutageTests {
         // A verifier that never saw the key reads it, so its read fails first.
         let cold = AccessTokenVerifier(database: outage, signer: TokenSigner(masterKey: fixture.masterKey, issuers: issuers),
                                        now: fixture.clock.closure)
-        let issued = try await sessions.startSession(fixture.request())
+        let issued = try await sessions.startSession(fixture.request(), in: outage)
         let idToken = try #require(issued.idToken)
 
         let reads: [(String, @Sendable () async throws -> Void)] = [

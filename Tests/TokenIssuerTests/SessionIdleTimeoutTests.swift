@@ -19,7 +19,7 @@ struct SessionIdleTimeoutTests {
         let fixture = try await TokenFixture(backend)
         var request = fixture.request()
         request.refreshIdleTTL = 300
-        let issued = try await fixture.tokens.sessions.startSession(request)
+        let issued = try await fixture.tokens.sessions.startSession(request, in: fixture.database)
         #expect(issued.expiresIn == 300, "capped from 600 by the idle deadline")
         #expect(issued.refreshExpiresIn == 3600, "the absolute lifetime is unchanged")
         var token = issued.refreshToken
@@ -42,7 +42,7 @@ struct SessionIdleTimeoutTests {
     @Test("without an idle timeout only the absolute lifetime ends a session", arguments: Backend.allCases)
     func noIdleTimeoutByDefault(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)
-        let issued = try await fixture.tokens.sessions.startSession(fixture.request())
+        let issued = try await fixture.tokens.sessions.startSession(fixture.request(), in: fixture.database)
         fixture.clock.advance(by: 3599)
         #expect(try await refresh(fixture, issued.refreshToken).refreshExpiresIn == 1)
     }
@@ -53,7 +53,7 @@ struct SessionIdleTimeoutTests {
         var request = fixture.request()
         request.refreshTokenTTL = 31_536_000
         request.refreshIdleTTL = 600
-        _ = try await fixture.tokens.sessions.startSession(request)
+        _ = try await fixture.tokens.sessions.startSession(request, in: fixture.database)
         let purge = EndedSessionPurge(database: fixture.database, now: fixture.clock.closure)
         fixture.clock.advance(by: Double(EndedSessionPurge.retentionSeconds))
         #expect(try await purge.run() == 0, "ended 600 s later, so not yet past the retention")
@@ -65,7 +65,7 @@ struct SessionIdleTimeoutTests {
     func misusedTokenKinds(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)
         let tokens = fixture.tokens
-        let issued = try await tokens.sessions.startSession(fixture.request())
+        let issued = try await tokens.sessions.startSession(fixture.request(), in: fixture.database)
         let idToken = try #require(issued.idToken)
         #expect(try await tokens.accessTokens.validate(idToken, realmID: "acme") == .invalid)
         #expect(try await tokens.accessTokens.misusedTokenKind(idToken, realmID: "acme") == .idToken)

@@ -61,7 +61,7 @@ struct SessionStoreTests {
     @Test("an openid session gets an ID token with nonce, auth_time, email and name; the access token has no nonce", arguments: Backend.allCases)
     func idTokenClaims(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)
-        let issued = try await fixture.tokens.sessions.startSession(fixture.request())
+        let issued = try await fixture.tokens.sessions.startSession(fixture.request(), in: fixture.database)
         let idToken = try #require(issued.idToken)
         let claims = try CompactJWS(parsing: idToken).payloadObject()
         #expect(claims["iss"] == "https://id.example/api/oauth/acme")
@@ -75,7 +75,7 @@ struct SessionStoreTests {
         #expect(try CompactJWS(parsing: issued.accessToken).payloadObject()["nonce"] == nil)
         #expect(issued.expiresIn == 600 && issued.refreshExpiresIn == 3600)
 
-        let noOpenID = try await fixture.tokens.sessions.startSession(fixture.request(scope: ["profile"]))
+        let noOpenID = try await fixture.tokens.sessions.startSession(fixture.request(scope: ["profile"]), in: fixture.database)
         #expect(noOpenID.idToken == nil)
     }
 
@@ -103,7 +103,7 @@ struct SessionStoreTests {
     func scopeNarrowing(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)
         let tokens = fixture.tokens
-        let issued = try await tokens.sessions.startSession(fixture.request(scope: ["openid", "email"]))
+        let issued = try await tokens.sessions.startSession(fixture.request(scope: ["openid", "email"]), in: fixture.database)
         await #expect(throws: TokenError(.invalidScope)) {
             try await tokens.sessions.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken,
                                      scope: ["openid", "admin"], clientIP: "192.0.2.1")
@@ -124,7 +124,7 @@ struct SessionStoreTests {
     func reuseRevokesFamily(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)
         let tokens = fixture.tokens
-        let issued = try await tokens.sessions.startSession(fixture.request())
+        let issued = try await tokens.sessions.startSession(fixture.request(), in: fixture.database)
         #expect(try await tokens.sessions.sessionID(ofRefreshToken: issued.refreshToken, realmID: "acme") == issued.sessionID)
         #expect(try await tokens.sessions.sessionID(ofRefreshToken: issued.refreshToken, realmID: "other") == nil)
         let next = try await tokens.sessions.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web), refreshToken: issued.refreshToken,
@@ -139,7 +139,7 @@ struct SessionStoreTests {
         }
         #expect(try await tokens.accessTokens.validate(next.accessToken, realmID: "acme") == .revoked)
         await #expect(throws: TokenError(.clientMismatch)) {
-            let other = try await tokens.sessions.startSession(fixture.request())
+            let other = try await tokens.sessions.startSession(fixture.request(), in: fixture.database)
             _ = try await tokens.sessions.refresh(realmID: "acme", presenter: .sessionAPI(clientID: "other-client"), refreshToken: other.refreshToken,
                                          scope: nil, clientIP: "192.0.2.1")
         }
@@ -149,7 +149,7 @@ struct SessionStoreTests {
     func expiry(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)
         let tokens = fixture.tokens
-        let issued = try await tokens.sessions.startSession(fixture.request())
+        let issued = try await tokens.sessions.startSession(fixture.request(), in: fixture.database)
         fixture.clock.advance(by: 601)
         #expect(try await tokens.accessTokens.validate(issued.accessToken, realmID: "acme") == .expired)
         fixture.clock.advance(by: 3000)
@@ -186,7 +186,7 @@ struct SessionStoreTests {
         var request = fixture.request()
         request.accessTokenTTL = 86_000
         request.refreshTokenTTL = 90_000
-        let issued = try await tokens.sessions.startSession(request)
+        let issued = try await tokens.sessions.startSession(request, in: fixture.database)
         guard case .valid = try await tokens.accessTokens.validate(issued.accessToken, realmID: "acme") else {
             Issue.record("a fresh token must verify")
             return

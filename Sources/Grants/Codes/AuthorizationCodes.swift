@@ -5,84 +5,77 @@ import Storage
 
 /// Redeems authorization codes at the token endpoint. A code is burnt by its first
 /// presentation from its own client, even one that then fails (wrong verifier, redirect URI,
-/// expired): a code is worth one attempt. A second presentation marks the code replayed and
-/// names the session its first redemption started, so the caller revokes it (RFC 6749 §4.1.2).
+/// expired): a code is worth one attempt. A second presentation is a replay and names the
+/// session its first redemption started, so the caller revokes it (RFC 6749 §4.1.2).
 public struct AuthorizationCodes: Sendable {
-    private let database: any Database
     private let now: @Sendable () -> Date
 
-    /// Codes stored in `database`, expiring by `now`.
-    public init(database: any Database, now: @escaping @Sendable () -> Date) {
-        self.database = database
+    /// Codes expiring by `now`.
+    public init(now: @escaping @Sendable () -> Date) {
         self.now = now
     }
 
     /// Checks and burns `code` for `client` (authenticated, as this request read it: its current
-    /// redirect URIs need no read in the write transaction). Unknown codes, codes of another
-    /// client or realm, expired codes, a different or since-removed redirect URI and a verifier
-    /// whose S256 differs from the challenge all end in `.rejected`; a used code ends in `.replayed`.
-    public func redeem(realmID: String, client: ClientApp, code: String, redirectURI: String,
-                       codeVerifier: String) async throws -> CodeRedemption {
+    /// redirect URIs need no read in the write transaction), inside the caller's write
+    /// transaction `db`, which starts the session and records it with ``recordSession(in:_:for:)``
+    /// before it commits. Unknown codes, codes of another client or realm, expired codes, a
+    /// different or since-removed redirect URI and a verifier whose S256 differs from the
+    /// challenge all end in `.rejected`; a used code ends in `.replayed`.
+    ///
+    /// Single use rests on the conditional UPDATE alone, so it holds under READ COMMITTED: a
+    /// concurrent redemption of the same code waits for the first one's transaction, then
+    /// matches no row and reads the committed one, with its session, as a replay.
+    public func redeem(in db: any SQLExecutor, realmID: String, client: ClientApp, code: String, redirectURI: String,
+                       codeVerifier: String) throws -> CodeRedemption {
         let clientID = client.clientId
         let at = now().unixSeconds
         let codeHash = SHA256.hash(Array(code.utf8))
-        return try await database.write { db -> CodeRedemption in
-            guard let row = try db.queryOne("""
-                UPDATE authorization_codes SET used_at = ?
-                WHERE code_hash = ? AND realm_id = ? AND client_id = ? AND used_at IS NULL
-                RETURNING client_instance, redirect_uri, code_challenge, scope, nonce, account_id, auth_time, expires_at
-                """, .integer(at), .blob(codeHash), .text(realmID), .text(clientID))
-            else {
-                // Either unknown / another client's (not burnt: whoever holds it cannot use
-                // it here anyway), or already used: a replay.
-                guard let used = try db.queryOne("""
-                    SELECT session_id, reuse_detected FROM authorization_codes
-                    WHERE code_hash = ? AND realm_id = ? AND client_id = ? AND used_at IS NOT NULL
-                    """, .blob(codeHash), .text(realmID), .text(clientID))
-                else { return .rejected(GrantsError(.invalidGrant, "authorization code is invalid")) }
-                // Only the first replay writes the mark; later ones only read. On PostgreSQL every
-                // write of this row conflicts with each concurrent one (serialization failure), so
-                // a burst of replays that all rewrote it ran out of retries and failed with .busy.
-                if try !used.bool("reuse_detected") {
-                    try db.execute("UPDATE authorization_codes SET reuse_detected = 1 WHERE code_hash = ?", .blob(codeHash))
-                }
-                return .replayed(sessionID: try used.optionalString("session_id"))
-            }
-            guard try row.int("expires_at") > at else {
-                return .rejected(GrantsError(.invalidGrant, "authorization code expired"))
-            }
-            // Issued to an earlier registration of this client id (deleted, then created again):
-            // the new registration is another client and gets nothing.
-            guard try row.optionalString("client_instance") == client.instanceID else {
-                return .rejected(GrantsError(.invalidGrant, "authorization code was issued to another registration of this client"))
-            }
-            guard try row.string("redirect_uri") == redirectURI else {
-                return .rejected(GrantsError(.invalidGrant, "redirect_uri does not match the authorization request"))
-            }
-            // Revalidated at exchange too: the code burns, but a URI removed since it was issued
-            // gets no tokens.
-            guard client.redirectUris.contains(redirectURI) else {
-                return .rejected(GrantsError(.invalidGrant, "redirect_uri is no longer registered for this client"))
-            }
-            guard PKCE.verify(verifier: codeVerifier, challenge: try row.string("code_challenge")) else {
-                return .rejected(GrantsError(.invalidGrant, "code_verifier does not match the code_challenge"))
-            }
-            return .granted(AuthorizationCodeGrant(
-                codeHash: codeHash, realmID: realmID, clientID: clientID, accountID: try row.string("account_id"),
-                scope: Scope.parse(try row.string("scope")) ?? [], nonce: try row.optionalString("nonce"),
-                authTime: try row.int("auth_time"), redirectURI: redirectURI))
+        guard let row = try db.queryOne("""
+            UPDATE authorization_codes SET used_at = ?
+            WHERE code_hash = ? AND realm_id = ? AND client_id = ? AND used_at IS NULL
+            RETURNING client_instance, redirect_uri, code_challenge, scope, nonce, account_id, auth_time, expires_at
+            """, .integer(at), .blob(codeHash), .text(realmID), .text(clientID))
+        else {
+            // Either unknown / another client's (not burnt: whoever holds it cannot use it
+            // here anyway), or already used: a replay. Only read: on PostgreSQL a burst of
+            // replays that all wrote this row would conflict with one another.
+            guard let used = try db.queryOne("""
+                SELECT session_id FROM authorization_codes
+                WHERE code_hash = ? AND realm_id = ? AND client_id = ? AND used_at IS NOT NULL
+                """, .blob(codeHash), .text(realmID), .text(clientID))
+            else { return .rejected(GrantsError(.invalidGrant, "authorization code is invalid")) }
+            return .replayed(sessionID: try used.optionalString("session_id"))
         }
+        guard try row.int("expires_at") > at else {
+            return .rejected(GrantsError(.invalidGrant, "authorization code expired"))
+        }
+        // Issued to an earlier registration of this client id (deleted, then created again):
+        // the new registration is another client and gets nothing.
+        guard try row.optionalString("client_instance") == client.instanceID else {
+            return .rejected(GrantsError(.invalidGrant, "authorization code was issued to another registration of this client"))
+        }
+        guard try row.string("redirect_uri") == redirectURI else {
+            return .rejected(GrantsError(.invalidGrant, "redirect_uri does not match the authorization request"))
+        }
+        // Revalidated at exchange too: the code burns, but a URI removed since it was issued
+        // gets no tokens.
+        guard client.redirectUris.contains(redirectURI) else {
+            return .rejected(GrantsError(.invalidGrant, "redirect_uri is no longer registered for this client"))
+        }
+        guard PKCE.verify(verifier: codeVerifier, challenge: try row.string("code_challenge")) else {
+            return .rejected(GrantsError(.invalidGrant, "code_verifier does not match the code_challenge"))
+        }
+        return .granted(AuthorizationCodeGrant(
+            codeHash: codeHash, realmID: realmID, clientID: clientID, accountID: try row.string("account_id"),
+            scope: Scope.parse(try row.string("scope")) ?? [], nonce: try row.optionalString("nonce"),
+            authTime: try row.int("auth_time"), redirectURI: redirectURI))
     }
 
-    /// Records the session the grant started. Returns false when the code was replayed in the
-    /// meantime: the caller must then revoke that session and fail the request.
-    public func recordSession(_ sessionID: String, for grant: AuthorizationCodeGrant) async throws -> Bool {
-        let codeHash = grant.codeHash
-        return try await database.write { db in
-            let row = try db.queryOne("UPDATE authorization_codes SET session_id = ? WHERE code_hash = ? RETURNING reuse_detected",
-                                      .text(sessionID), .blob(codeHash))
-            return try row.map { try !$0.bool("reuse_detected") } ?? false
-        }
+    /// Records the session the grant started, in the transaction that redeemed it, so a later
+    /// replay finds it to revoke.
+    public func recordSession(in db: any SQLExecutor, _ sessionID: String, for grant: AuthorizationCodeGrant) throws {
+        try db.execute("UPDATE authorization_codes SET session_id = ? WHERE code_hash = ?",
+                       .text(sessionID), .blob(grant.codeHash))
     }
 }
 

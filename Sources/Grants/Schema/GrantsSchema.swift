@@ -24,8 +24,9 @@ public enum GrantsSchema {
             """,
             "CREATE INDEX pending_authorizations_expiry ON pending_authorizations (expires_at)",
             // One-time codes, stored only as SHA-256 hashes. session_id records what the first
-            // redemption issued so a replay can revoke it; reuse_detected covers a replay that
-            // lands before the session id is recorded.
+            // redemption issued so a replay can revoke it. reuse_detected covered a replay that
+            // landed before the session id was recorded; since the session id commits with the
+            // redemption (one transaction) it is no longer written.
             """
             CREATE TABLE authorization_codes (
                 code_hash BLOB PRIMARY KEY,

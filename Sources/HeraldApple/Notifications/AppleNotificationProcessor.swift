@@ -82,7 +82,7 @@ public final class AppleNotificationProcessor: Sendable {
 
     static func apply(_ db: any SQLExecutor, _ notification: AppleNotification, realmID: String, at: Int64,
                       sessions: any AccountSessionRevoker) throws -> Outcome {
-        let provider = AppleNativeLogin.provider
+        let provider = AppleIdentityVerifier.provider
         let subject = notification.subject
         let context = try ChangeContext(actor: "apple", reason: "Apple notification \(notification.type.label)")
         guard let account = try AccountStore.load(db, realmID: realmID, provider: provider, openID: subject) else {

@@ -1,9 +1,9 @@
 import Storage
 
 /// A replay claim that verification decided on but left to the caller's write transaction, so
-/// native login records it in the same commit as the account and the session (one writer
-/// turn, one sync per login). Holds the token's subject and nonce in memory only; only their
-/// hash is stored.
+/// the login (`IdentityTokenLogin`) records it in the same commit as the account and the
+/// session (one writer turn, one sync per login). Holds the token's subject and nonce in
+/// memory only; only their hash is stored.
 struct AppleReplayClaim: Sendable {
     let store: AppleReplayStore
     let realmID: String

@@ -1,9 +1,9 @@
 import Foundation
 import Grants
 import JOSE
+import Login
 import Realms
 import Storage
-import TokenIssuer
 
 /// Sign in with Apple in a browser or WebView (Android, HarmonyOS, mobile web), audience the
 /// Services ID: `start` sends the browser to Apple with a server-side `state` and a nonce
@@ -25,7 +25,7 @@ public struct AppleWebLogin: Sendable {
 
     /// How Apple's answer ended.
     public enum Outcome: Sendable {
-        case loggedIn(NativeLoginResult, returnTo: String?)
+        case loggedIn(LoginResult, returnTo: String?)
         /// Apple reported an error (`user_cancelled_authorize` and others): a normal ending.
         case appleError(String, returnTo: String?)
         /// Unknown, used or expired `state`.
@@ -34,7 +34,7 @@ public struct AppleWebLogin: Sendable {
         case missingCredentials(returnTo: String?)
         /// Apple's token endpoint could not be used (not configured, unreachable, refused).
         case exchangeFailed(AppleAPIFailure, returnTo: String?)
-        case loginFailed(NativeLoginError, returnTo: String?)
+        case loginFailed(LoginError, returnTo: String?)
     }
 
     private let database: any Database
@@ -42,10 +42,11 @@ public struct AppleWebLogin: Sendable {
     private let credentials: AppleCredentials
     private let apple: AppleAPIClient
     private let authorizeURL: URL
-    private let login: AppleNativeLogin
+    private let login: IdentityTokenLogin<AppleIdentityVerifier>
     private let vault: AppleTokenVault
 
-    public init(database: any Database, masterKey: MasterKey, apple: AppleAPIClient, login: AppleNativeLogin,
+    public init(database: any Database, masterKey: MasterKey, apple: AppleAPIClient,
+                login: IdentityTokenLogin<AppleIdentityVerifier>,
                 vault: AppleTokenVault, now: @escaping @Sendable () -> Date) {
         self.database = database
         states = AppleWebStates(database: database, now: now)
@@ -115,10 +116,10 @@ public struct AppleWebLogin: Sendable {
             }
         }
         guard let identityToken else { return .missingCredentials(returnTo: pending.returnTo) }
-        let request = NativeLoginRequest(realmID: realmID, identityToken: identityToken, clientID: pending.clientID,
-                                         rawNonce: pending.nonce, downstreamState: pending.downstreamState,
-                                         fullName: Self.name(fromUser: parameters["user"]), clientIP: clientIP)
-        let result: NativeLoginResult
+        let request = LoginRequest(realmID: realmID, identityToken: identityToken, clientID: pending.clientID,
+                                   rawNonce: pending.nonce, downstreamState: pending.downstreamState,
+                                   fullName: Self.name(fromUser: parameters["user"]), clientIP: clientIP)
+        let result: LoginResult
         do {
             result = try await login.login(request)
         } catch {

@@ -1,6 +1,8 @@
 import Foundation
 import HTTPServer
+import Grants
 import HeraldApple
+import Login
 import TokenIssuer
 import JOSE
 import Storage
@@ -33,9 +35,12 @@ public final class HeraldApplication: Sendable {
             let jwksURL = URL(string: configuration.appleJWKSURL) ?? AppleJWKSClientConfiguration.defaultURL
             let jwks = AppleJWKSCache(configuration: AppleJWKSClientConfiguration(url: jwksURL), now: now)
             let verifier = AppleIdentityVerifier(jwks: jwks, replayStore: AppleReplayStore(), now: now)
-            let nativeLogin = AppleNativeLogin(database: database, verifier: verifier, sessions: sessions, issuers: issuers,
-                                               limiter: LoginAttemptLimiter(database: database, now: now), now: now)
-                .completingDownstream(with: DownstreamCompletion.completer(database: database, now: now))
+            let nativeLogin = IdentityTokenLogin(database: database, verifier: verifier, sessions: sessions,
+                                                 issuers: issuers, limiter: LoginAttemptLimiter(database: database, now: now),
+                                                 downstream: DownstreamAuthorizations(database: database, now: now),
+                                                 now: now)
+            let codeExchange = AuthorizationCodeExchange(database: database, codes: AuthorizationCodes(now: now),
+                                                         sessions: sessions, now: now)
             let apple = AppleAPIClient(baseURL: URL(string: configuration.appleBaseURL) ?? AppleAPIClient.defaultBaseURL)
             let appleTokens = AppleTokenVault(database: database, masterKey: masterKey, apple: apple, now: now)
             let appleWeb = AppleWebLogin(database: database, masterKey: masterKey, apple: apple, login: nativeLogin,
@@ -49,7 +54,8 @@ public final class HeraldApplication: Sendable {
                                         metrics: HeraldMetrics(collectors: [{ jwks.metrics.prometheusText }]),
                                         sessions: sessions,
                                         accessTokens: AccessTokenVerifier(database: database, signer: signer, now: now),
-                                        issuers: issuers, nativeLogin: nativeLogin, appleNotifications: appleNotifications,
+                                        issuers: issuers, nativeLogin: nativeLogin, codeExchange: codeExchange,
+                                        appleNotifications: appleNotifications,
                                         appleTokens: appleTokens, appleWeb: appleWeb,
                                         requestLimiter: RequestRateLimiter(
                                             database: database, limits: configuration.requestLimits,

@@ -3,6 +3,7 @@ import JOSE
 import Storage
 import HTTPServer
 import HeraldApple
+import Login
 import TokenIssuer
 
 /// What route groups share: configuration, the database, the master key, the clock, logging.
@@ -20,8 +21,11 @@ public struct HeraldContext: Sendable {
     public let accessTokens: AccessTokenVerifier
     /// Every realm's issuer (`iss`, discovery, RFC 9207 authorization responses).
     public let issuers: RealmIssuers
-    /// Apple native login (one instance: its JWKS cache is shared by every request).
-    public let nativeLogin: AppleNativeLogin
+    /// The login with Apple's identity tokens, for native apps and the web callback (one
+    /// instance: its JWKS cache is shared by every request).
+    public let nativeLogin: IdentityTokenLogin<AppleIdentityVerifier>
+    /// The token endpoint's `authorization_code` grant.
+    public let codeExchange: AuthorizationCodeExchange
     /// Apple's server-to-server notifications (verified with native login's JWKS cache).
     public let appleNotifications: AppleNotificationInbox
     /// Apple refresh tokens from native logins' authorization codes, revoked on account deletion.

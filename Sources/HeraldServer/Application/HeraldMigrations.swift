@@ -1,5 +1,6 @@
 import Grants
 import HeraldApple
+import Login
 import Realms
 import Storage
 import TokenIssuer

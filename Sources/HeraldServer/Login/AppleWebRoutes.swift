@@ -3,6 +3,7 @@ import Grants
 import HTTPServer
 import HeraldApple
 import JOSE
+import Login
 import Realms
 
 /// Sign in with Apple for browsers and WebViews:

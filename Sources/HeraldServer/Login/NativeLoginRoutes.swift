@@ -2,11 +2,12 @@ import Foundation
 import HTTPServer
 import HeraldApple
 import JOSE
+import Login
 import Realms
 import TokenIssuer
 
-/// `POST /api/oauth/:realm/apple/native-login`: decodes the request, runs `AppleNativeLogin`,
-/// answers branch A or B, and writes one log line and one metric per attempt — never the
+/// `POST /api/oauth/:realm/apple/native-login`: decodes the request, runs the login pipeline
+/// (`IdentityTokenLogin` with Apple's verifier), answers branch A or B, and writes one log line and one metric per attempt — never the
 /// token, nonce or email.
 struct NativeLoginRoutes: RouteGroup {
     let context: HeraldContext
@@ -45,15 +46,15 @@ struct NativeLoginRoutes: RouteGroup {
             clientID = readClient
         } catch {
             // An unreadable request is an attempt too: one log line, no client (it was never checked).
-            record(.failure(NativeLoginError(.badRequest)), realmID: realmID, clientID: "", request: request,
+            record(.failure(LoginError(.badRequest)), realmID: realmID, clientID: "", request: request,
                    context: context, started: started)
             throw error
         }
 
-        let loginRequest = NativeLoginRequest(realmID: realmID, identityToken: token, clientID: clientID, rawNonce: nonce,
-                                              downstreamState: state, fullName: name,
-                                              clientIP: context.clientAddresses.clientAddress(of: request))
-        let outcome: Result<NativeLoginResult, NativeLoginError>
+        let loginRequest = LoginRequest(realmID: realmID, identityToken: token, clientID: clientID, rawNonce: nonce,
+                                        downstreamState: state, fullName: name,
+                                        clientIP: context.clientAddresses.clientAddress(of: request))
+        let outcome: Result<LoginResult, LoginError>
         do {
             outcome = .success(try await context.nativeLogin.login(loginRequest))
         } catch {
@@ -114,7 +115,7 @@ struct NativeLoginRoutes: RouteGroup {
 
     /// One log line and one metric per attempt. The client id is logged only once the client
     /// was found (a caller can type anything into that field).
-    static func record(_ outcome: Result<NativeLoginResult, NativeLoginError>, realmID: String, clientID: String,
+    static func record(_ outcome: Result<LoginResult, LoginError>, realmID: String, clientID: String,
                        request: HTTPRequest, context: HeraldContext, started: UInt64) {
         let durationMs = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
         let outcomeLabel: String
@@ -127,65 +128,19 @@ struct NativeLoginRoutes: RouteGroup {
             reason = result.isNewUser ? "created" : "existing"
             accountID = result.accountID
         case .failure(let error):
-            outcomeLabel = [.internalFailure, .appleUnavailable, .serviceUnavailable].contains(error.code) ? "error" : "rejected"
+            outcomeLabel = [.internalFailure, .providerUnavailable, .serviceUnavailable].contains(error.code) ? "error" : "rejected"
             reason = error.reason
             accountID = error.accountID ?? ""
             clientKnown = ![.badRequest, .realmNotFound, .rateLimited, .providerNotConfigured, .unknownClient,
                             .tokenTooLarge, .internalFailure, .serviceUnavailable].contains(error.code)
         }
         let realmLabel = InputRules.isSlug(realmID) ? realmID : "invalid"
-        context.metrics.recordLogin(provider: AppleNativeLogin.provider, outcome: outcomeLabel, reason: reason)
+        context.metrics.recordLogin(provider: context.nativeLogin.provider, outcome: outcomeLabel, reason: reason)
         context.logger.info("login", [
-            "realm": .string(realmLabel), "provider": .string(AppleNativeLogin.provider),
+            "realm": .string(realmLabel), "provider": .string(context.nativeLogin.provider),
             "client": .string(clientKnown ? clientID : "unknown"), "outcome": .string(outcomeLabel),
             "reason": .string(reason), "accountId": .string(accountID),
             "durationMs": .double((durationMs * 100).rounded() / 100), "requestId": .string(request.requestID),
         ])
     }
-}
-
-extension APIError {
-    /// The contract's answer for a failed native login.
-    init(_ error: NativeLoginError) {
-        switch error.code {
-        case .badRequest:
-            self = .badRequest("Invalid request")
-        case .realmNotFound:
-            self = .notFound("Realm")
-        case .providerNotConfigured:
-            self = APIError(status: 404, code: "provider_not_configured",
-                            message: "Apple provider not configured or not enabled")
-        case .unknownClient:
-            self = APIError(status: 400, code: "bad_request", message: "Unknown or disabled client",
-                            details: ["fields": .object(["clientId": .string("unknown or disabled client")])])
-        case .clientNotAllowed:
-            self = APIError(status: 403, code: "client_not_allowed",
-                            message: "This client may not use native login without a downstream authorization")
-        case .tokenTooLarge:
-            self = APIError(status: 400, code: "bad_request", message: "Identity token too large",
-                            details: ["fields": .object(["identityToken": .string(
-                                "must be at most \(AppleIdentityVerifier.maximumTokenBytes) bytes")])])
-        case .invalidAppleToken:
-            let reason = error.appleReason?.rawValue ?? "malformed"
-            self = APIError(status: 401, code: "invalid_apple_token", message: "Apple identity token rejected: \(reason)",
-                            details: ["reason": .string(reason)])
-        case .appleUnavailable:
-            self = .serviceUnavailable(code: "apple_unavailable", retryAfter: error.retryAfterSeconds ?? 30)
-        case .registrationDisabled:
-            self = APIError(status: 409, code: "registration_disabled", message: "Registration is disabled in this realm")
-        case .accountDisabled:
-            self = .accountDisabled
-        case .invalidDownstreamState:
-            self = APIError(status: 400, code: "invalid_downstream_state",
-                            message: "Unknown, expired or already used downstream state")
-        case .rateLimited:
-            self = .rateLimited(retryAfter: error.retryAfterSeconds ?? 60)
-        case .serviceUnavailable:
-            self = .storageUnavailable
-        case .internalFailure:
-            self = .internalError
-        }
-    }
-
-    static let accountDisabled = APIError(status: 403, code: "account_disabled", message: "The account is disabled")
 }

@@ -20,8 +20,7 @@ struct OAuthRoutes: RouteGroup {
             try await authorize.handle(request)
         })
         let authenticator = ClientAuthenticator(clients: clients)
-        let token = TokenEndpoint(context: context, realms: realms, authenticator: authenticator,
-                                  codes: AuthorizationCodes(database: context.database, now: context.now))
+        let token = TokenEndpoint(context: context, realms: realms, authenticator: authenticator)
         router.add("POST", "/api/oauth/:realm/token", endpoint.handler { request in
             try await token.handle(request)
         })

@@ -1,6 +1,7 @@
 import Grants
 import HTTPServer
 import JOSE
+import Login
 import Realms
 import TokenIssuer
 import Storage
@@ -11,7 +12,6 @@ struct TokenEndpoint: Sendable {
     let context: HeraldContext
     let realms: RealmStore
     let authenticator: ClientAuthenticator
-    let codes: AuthorizationCodes
 
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let realm = try await realms.enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
@@ -86,44 +86,16 @@ struct TokenEndpoint: Sendable {
         guard PKCE.isValidVerifier(verifier) else {
             throw GrantsError(.invalidRequest, "code_verifier must be 43-128 characters of [A-Za-z0-9-._~]")
         }
-        let grant: AuthorizationCodeGrant
-        switch try await codes.redeem(realmID: realm.id, client: client, code: code,
-                                      redirectURI: redirectURI, codeVerifier: verifier) {
-        case .granted(let granted):
-            grant = granted
-        case .rejected(let error):
-            throw error
-        case .replayed(let sessionID):
-            if let sessionID { try await context.sessions.revokeSession(realmID: realm.id, sessionID: sessionID) }
-            // Recorded after the revocation it reports (which committed on its own); a failure
-            // to record must not turn the client's invalid_grant into a 500.
-            try? await SecurityEventLog(database: context.database).record(NewSecurityEvent(
-                realmID: realm.id, type: .authorizationCodeReused, at: context.unixNow, reason: "session_revoked",
-                clientID: client.clientId, sessionID: sessionID, clientIP: clientIP))
+        // One write transaction (Login): the code burns, the session starts and is recorded on it.
+        switch try await context.codeExchange.exchange(realm: realm, client: client, code: code, redirectURI: redirectURI,
+                                                       codeVerifier: verifier, clientIP: clientIP) {
+        case .issued(let issued):
+            return issued
+        case .replayed:
             context.logger.warning("authorization_code_replayed", ["realm": .string(realm.id),
                                                                    "client": .string(client.clientId)])
             throw GrantsError(.invalidGrant, "authorization code was already used")
         }
-        let issued: IssuedTokens
-        // The client's scopes may have been narrowed since /authorize: grant what it still allows.
-        let scope = grant.scope.filter(client.allowedScopes.contains)
-        do {
-            issued = try await context.sessions.startSession(SessionRequest(
-                realmID: realm.id, clientID: client.clientId, clientInstanceID: client.instanceID,
-                accountID: grant.accountID, scope: scope,
-                clientIP: clientIP, authTime: grant.authTime, nonce: grant.nonce,
-                accessTokenTTL: client.accessTokenTTL ?? realm.accessTokenTTL,
-                refreshTokenTTL: client.refreshTokenTTL ?? realm.refreshTokenTTL,
-                refreshIdleTTL: client.refreshIdleTTL ?? realm.refreshIdleTTL, ipBinding: client.ipBinding))
-        } catch let error as TokenError where error.code == .accountDisabled || error.code == .accountDeleted {
-            throw GrantsError(.invalidGrant, "the account can no longer sign in")
-        }
-        // A replay that raced the first redemption is seen here: revoke what was just issued.
-        guard try await codes.recordSession(issued.sessionID, for: grant) else {
-            try await context.sessions.revokeSession(realmID: realm.id, sessionID: issued.sessionID)
-            throw GrantsError(.invalidGrant, "authorization code was already used")
-        }
-        return issued
     }
 
     private func refresh(_ body: OAuthRequestBody, realm: Realm, client: ClientApp,

@@ -1,5 +1,5 @@
 import Foundation
-import HeraldApple
+import Login
 import Storage
 import Synchronization
 

@@ -16,16 +16,18 @@ public struct AccountResolver: Sendable {
     }
 
     /// Resolves `claims` inside the caller's write transaction, so a login can commit the
-    /// account together with what it does next (native login: the replay claim and the
-    /// session). Throws `AccountResolutionError` or a storage error; the caller's transaction decides
-    /// what survives a throw.
-    public func resolve(_ db: any SQLExecutor, realmID: String, claims: ProviderIdentityClaims) throws -> AccountResolution {
-        try Self.resolve(db, realmID: realmID, claims: Self.sanitized(claims), at: now().unixSeconds)
+    /// account together with what it does next (the replay claim and the session or code).
+    /// `realm` is the realm as the caller loaded it for its pre-checks; its linking and
+    /// registration policies decide here. Throws `AccountResolutionError` or a storage error;
+    /// the caller's transaction decides what survives a throw.
+    public func resolve(_ db: any SQLExecutor, realm: Realm, claims: ProviderIdentityClaims) throws -> AccountResolution {
+        try Self.resolve(db, realm: realm, claims: Self.sanitized(claims), at: now().unixSeconds)
     }
 
     /// The resolution inside the caller's write transaction.
-    private static func resolve(_ db: any SQLExecutor, realmID: String, claims: ProviderIdentityClaims,
+    private static func resolve(_ db: any SQLExecutor, realm: Realm, claims: ProviderIdentityClaims,
                                 at: Int64) throws -> AccountResolution {
+        let realmID = realm.id
         let email = claims.email.map(AccountStore.normalizedEmail)
 
         // 1. The identity is known (so is its realm: deleting a realm deletes its identities).
@@ -48,10 +50,7 @@ public struct AccountResolver: Sendable {
             }
         }
 
-        // Only a login without a usable identity needs the realm's policies (linking,
-        // registration); a returning user's login is spared the read.
-        guard let realm = try RealmStore.load(db, id: realmID) else { throw AccountResolutionError(.realmNotFound) }
-
+        // Only a login without a usable identity needs the realm's policies (linking, registration).
         // 2. Link to an active account with the same verified email.
         let owner = try email.flatMap { try AccountStore.load(db, realmID: realmID, email: $0) }
         if let email, AccountStore.isLinkableEmail(email), let owner, claims.emailVerified,

@@ -37,7 +37,6 @@ public struct AccountResolution: Sendable, Equatable {
 public struct AccountResolutionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Stable reasons to switch on.
     public enum Code: String, Sendable, Equatable {
-        case realmNotFound
         /// No account matched and the realm does not allow registration.
         case registrationDisabled
         /// The matching account is disabled.

@@ -25,15 +25,9 @@ public struct SessionStore: Sendable {
 
     // MARK: - Sessions
 
-    /// Starts a session for an authenticated account and issues its first tokens. Throws
-    /// `TokenError` (`accountDisabled`, `accountDeleted`, `noSigningKey`) or a storage error.
-    public func startSession(_ request: SessionRequest) async throws -> IssuedTokens {
-        let prepared = try await database.write { db in try self.startSession(in: db, request, answer: .tokenEndpoint) }
-        return try issue(prepared)
-    }
-
     /// Writes a new session and its first refresh token inside the caller's write transaction
-    /// (native login commits it together with the account resolution), and opens the realm's
+    /// (the login commits it with the account resolution, the code exchange with the burnt
+    /// code), and opens the realm's
     /// signing key there too, so a key that cannot be opened undoes the session rather than
     /// leaving one nobody got tokens for. Signing itself is left to ``issue(_:)``, after the
     /// commit, so the writer is not held for it. Throws `TokenError` (`accountDisabled`,
@@ -209,11 +203,14 @@ public struct SessionStore: Sendable {
 
     /// Revokes a session (logout, /revoke); its refresh and access tokens stop working at once.
     public func revokeSession(realmID: String, sessionID: String) async throws {
-        let at = now().unixSeconds
-        try await database.write { db in
-            try db.execute("UPDATE sessions SET revoked_at = ?, revoke_reason = 'logout' WHERE realm_id = ? AND id = ? AND revoked_at IS NULL",
-                           .integer(at), .text(realmID), .text(sessionID))
-        }
+        try await database.write { db in try self.revokeSession(in: db, realmID: realmID, sessionID: sessionID) }
+    }
+
+    /// The same revocation inside the caller's write transaction (a replayed authorization
+    /// code revokes its session in the exchange's transaction).
+    public func revokeSession(in db: any SQLExecutor, realmID: String, sessionID: String) throws {
+        try db.execute("UPDATE sessions SET revoked_at = ?, revoke_reason = 'logout' WHERE realm_id = ? AND id = ? AND revoked_at IS NULL",
+                       .integer(now().unixSeconds), .text(realmID), .text(sessionID))
     }
 
     /// The session a refresh token of the realm belongs to (any state), or nil for an unknown

@@ -40,7 +40,7 @@ public final class LoginAttemptLimiter: Sendable {
         try await database.read { db in try self.retryAfter(db, realmID: realmID, clientIP: clientIP, limit: limit) }
     }
 
-    /// The same check inside the caller's transaction (native login reads it with the realm,
+    /// The same check inside the caller's transaction (the login reads it with the realm,
     /// provider and client in one reader turn).
     public func retryAfter(_ db: any SQLExecutor, realmID: String, clientIP: String, limit: RateLimit) throws -> Int? {
         let at = now().unixSeconds

@@ -1,6 +1,6 @@
 import Foundation
-@testable import HeraldApple
 import HeraldTestSupport
+import Login
 import Realms
 import Testing
 

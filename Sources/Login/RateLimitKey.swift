@@ -5,8 +5,8 @@ import Glibc
 /// The client key failed logins are counted under. An exact address string would let one
 /// client count as many: `::ffff:203.0.113.7` and `203.0.113.7` are one IPv4 client, and one
 /// IPv6 subscriber is normally handed a whole /64 to rotate through at will. So IPv4-mapped
-/// addresses count as their IPv4 address and IPv6 addresses by their /64. Failed native
-/// logins and the request limits of `/token`, session refresh and `/authorize` share it.
+/// addresses count as their IPv4 address and IPv6 addresses by their /64. Failed logins
+/// and the request limits of `/token`, session refresh and `/authorize` share it.
 public enum RateLimitKey {
     /// The key `ip` is counted under.
     public static func key(forClientIP ip: String) -> String {

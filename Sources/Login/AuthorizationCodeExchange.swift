@@ -1,0 +1,88 @@
+import Foundation
+import Grants
+import Realms
+import Storage
+import TokenIssuer
+
+/// The token endpoint's `authorization_code` grant (RFC 6749 §4.1.3, S256 PKCE), after client
+/// authentication: one write transaction burns the code (Grants), starts the account's session
+/// (TokenIssuer's `SessionStore`) and records that session on the code (Grants). A replay, even one racing the
+/// first redemption, therefore always finds the session to revoke.
+public struct AuthorizationCodeExchange: Sendable {
+    /// What the exchange ended in when it did not throw.
+    public enum Outcome: Sendable {
+        case issued(IssuedTokens)
+        /// The code was used before: the session its first redemption started is revoked and
+        /// the reuse recorded (RFC 6749 §4.1.2). Answer `invalid_grant`.
+        case replayed
+    }
+
+    /// What the exchange transaction decided. Refusals and replays are returned, not thrown,
+    /// so the burnt code (and a replay's revocation) commit.
+    private enum Step: Sendable {
+        case granted(PreparedSession)
+        case refused(GrantsError)
+        case replayed
+    }
+
+    private let database: any Database
+    private let codes: AuthorizationCodes
+    private let sessions: SessionStore
+    private let now: @Sendable () -> Date
+
+    /// An exchange of `codes` for sessions started by `sessions`, in `database`.
+    public init(database: any Database, codes: AuthorizationCodes, sessions: SessionStore,
+                now: @escaping @Sendable () -> Date) {
+        self.database = database
+        self.codes = codes
+        self.sessions = sessions
+        self.now = now
+    }
+
+    /// Exchanges `code` for `client` (authenticated). Throws `GrantsError` for a refused code
+    /// (`invalid_grant`) and storage errors unchanged (nothing committed).
+    public func exchange(realm: Realm, client: ClientApp, code: String, redirectURI: String, codeVerifier: String,
+                         clientIP: String) async throws -> Outcome {
+        let codes = self.codes
+        let sessions = self.sessions
+        let at = now().unixSeconds
+        // READ COMMITTED on PostgreSQL: single use rests on the redemption's conditional UPDATE.
+        // A concurrent redemption of the same code waits for this transaction, then matches no
+        // row and reads the committed one as a replay, with the session recorded here.
+        let step = try await database.write(isolation: .readCommitted) { db -> Step in
+            let grant: AuthorizationCodeGrant
+            switch try codes.redeem(in: db, realmID: realm.id, client: client, code: code, redirectURI: redirectURI,
+                                    codeVerifier: codeVerifier) {
+            case .granted(let granted):
+                grant = granted
+            case .rejected(let error):
+                return .refused(error)
+            case .replayed(let sessionID):
+                if let sessionID { try sessions.revokeSession(in: db, realmID: realm.id, sessionID: sessionID) }
+                // Committed with the revocation it reports.
+                try SecurityEventLog.record(db, NewSecurityEvent(
+                    realmID: realm.id, type: .authorizationCodeReused, at: at, reason: "session_revoked",
+                    clientID: client.clientId, sessionID: sessionID, clientIP: clientIP))
+                return .replayed
+            }
+            // The client's scopes may have been narrowed since /authorize: grant what it still allows.
+            let scope = grant.scope.filter(client.allowedScopes.contains)
+            let prepared: PreparedSession
+            do {
+                prepared = try sessions.startSession(in: db, SessionRequest(
+                    realm: realm, client: client, accountID: grant.accountID, scope: scope, clientIP: clientIP,
+                    authTime: grant.authTime, nonce: grant.nonce), answer: .tokenEndpoint)
+            } catch let error as TokenError where error.code == .accountDisabled || error.code == .accountDeleted {
+                // The code stays burnt: it was worth one attempt.
+                return .refused(GrantsError(.invalidGrant, "the account can no longer sign in"))
+            }
+            try codes.recordSession(in: db, prepared.sessionID, for: grant)
+            return .granted(prepared)
+        }
+        switch step {
+        case .granted(let prepared): return .issued(try sessions.issue(prepared))
+        case .refused(let error): throw error
+        case .replayed: return .replayed
+        }
+    }
+}
