@@ -35,13 +35,9 @@ public final class LoginAttemptLimiter: Sendable {
         self.now = now
     }
 
-    /// Seconds until the current window ends when the limit is reached, else nil.
-    public func retryAfter(realmID: String, clientIP: String, limit: RateLimit) async throws -> Int? {
-        try await database.read { db in try self.retryAfter(db, realmID: realmID, clientIP: clientIP, limit: limit) }
-    }
-
-    /// The same check inside the caller's transaction (the login reads it with the realm,
-    /// provider and client in one reader turn).
+    /// Seconds until the current window ends when the limit is reached, else nil; read inside
+    /// the caller's transaction (the login reads it with the realm, provider and client in one
+    /// reader turn).
     public func retryAfter(_ db: any SQLExecutor, realmID: String, clientIP: String, limit: RateLimit) throws -> Int? {
         let at = now().unixSeconds
         let window = Int64(max(1, limit.windowSeconds))
