@@ -810,6 +810,8 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          $ref: "#/components/responses/ServiceUnavailable"
   /api/auth/{realmId}/me:
     get:
       tags: [Session]
@@ -840,6 +842,8 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          $ref: "#/components/responses/ServiceUnavailable"
   /api/oauth/{realmId}/.well-known/openid-configuration:
     get:
       tags: [OAuth]
@@ -1037,6 +1041,8 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          $ref: "#/components/responses/OAuthTemporarilyUnavailable"
         "429":
           $ref: "#/components/responses/OAuthRateLimited"
   /api/oauth/{realmId}/userinfo:
@@ -1078,6 +1084,8 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          $ref: "#/components/responses/ServiceUnavailable"
     post:
       tags: [OAuth]
       operationId: postUserinfo
@@ -1139,6 +1147,8 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          $ref: "#/components/responses/ServiceUnavailable"
   /api/oauth/{realmId}/revoke:
     post:
       tags: [OAuth]
@@ -1178,6 +1188,8 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          $ref: "#/components/responses/OAuthTemporarilyUnavailable"
   /api/oauth/{realmId}/introspect:
     post:
       tags: [OAuth]
@@ -1220,6 +1232,8 @@ paths:
           $ref: "#/components/responses/URITooLong"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          $ref: "#/components/responses/OAuthTemporarilyUnavailable"
   /api/admin/realms:
     get:
       tags: [Realms]
@@ -2588,6 +2602,33 @@ components:
           example:
             error: temporarily_unavailable
             error_description: too many requests; retry later
+    OAuthTemporarilyUnavailable:
+      description: |
+        The database does not answer: the OAuth shape with `temporarily_unavailable` (RFC 6749
+        §4.1.2.1), never `invalid_grant` or an inactive token; nothing was consumed or revoked.
+        Retry after `Retry-After` seconds.
+      headers:
+        Retry-After:
+          schema:
+            type: integer
+            minimum: 1
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/OAuthError"
+          example:
+            error: temporarily_unavailable
+            error_description: the service is temporarily unavailable; retry later
+    ServiceUnavailable:
+      description: "`service_unavailable`: the database does not answer, so the token could not be checked (never answered as invalid). Retry after `Retry-After` seconds."
+      headers:
+        Retry-After:
+          schema:
+            type: integer
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
     OAuthBadRequest:
       description: RFC 6749 §5.2 error (`invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope`).
       content:
