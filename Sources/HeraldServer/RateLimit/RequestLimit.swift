@@ -23,6 +23,25 @@ public struct RequestLimit: Sendable, Equatable {
     }
 }
 
+extension RequestLimit {
+    /// The fixed window holding `at` (unix seconds): windows start at multiples of
+    /// `windowSeconds`, so every node puts a request in the same one.
+    func window(at: Int64) -> RequestWindow {
+        let length = Int64(windowSeconds)
+        let start = at - at % length
+        return RequestWindow(start: start, end: start + length)
+    }
+}
+
+/// One fixed window of a `RequestLimit`, in unix seconds.
+struct RequestWindow: Sendable, Equatable {
+    let start: Int64
+    let end: Int64
+
+    /// The `Retry-After` of a request refused at `at`: the seconds until the window ends, at least 1.
+    func retryAfter(at: Int64) -> Int { Int(max(1, end - at)) }
+}
+
 /// The request limits of `/token`, session refresh and `/authorize` (each endpoint has its own
 /// budget per client IP (`RateLimitKey`) and per client id), and the failed admin
 /// authentications per client IP; nil turns that limit off.

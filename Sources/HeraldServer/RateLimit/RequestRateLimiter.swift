@@ -74,12 +74,11 @@ final class RequestRateLimiter: Sendable {
         }
         guard !subjects.isEmpty else { return nil }
         let at = now().unixSeconds
-        let windows = subjects.map { subject, limit in
-            let window = Int64(limit.windowSeconds)
-            let start = at - at % window
+        let windows = subjects.map { subject, limit -> RequestWindowTable.Subject in
+            let window = limit.window(at: at)
             return RequestWindowTable.Subject(
-                key: .init(realmID: realmID, endpoint: endpoint.rawValue, subject: subject, windowStart: start),
-                limit: Int64(limit.requests), windowEnd: start + window)
+                key: .init(realmID: realmID, endpoint: endpoint.rawValue, subject: subject, windowStart: window.start),
+                limit: Int64(limit.requests), window: window)
         }
         switch table.withLock({ $0.admit(windows, at: at) }) {
         case .admitted: return nil
@@ -174,20 +173,20 @@ final class RequestRateLimiter: Sendable {
     /// A request the full table cannot hold: checked and counted in the shared rows, one
     /// conditional upsert per window in one transaction. A refusal takes back the windows it
     /// already counted.
-    private func admitInDatabase(_ windows: [RequestWindowTable.Subject], at: Int64) async throws -> Int? {
+    private func admitInDatabase(_ subjects: [RequestWindowTable.Subject], at: Int64) async throws -> Int? {
         try await database.write(isolation: .readCommitted) { db -> Int? in
             var counted: [RequestWindowTable.Key] = []
-            for window in windows {
-                let key = window.key
+            for subject in subjects {
+                let key = subject.key
                 guard try Self.countHit(db, realmID: key.realmID, endpoint: key.endpoint, subject: key.subject,
-                                        start: key.windowStart, limit: window.limit) else {
+                                        start: key.windowStart, limit: subject.limit) else {
                     for key in counted {
                         try db.execute("""
                             UPDATE request_windows SET hits = hits - 1
                             WHERE realm_id = ? AND endpoint = ? AND subject = ? AND window_start = ?
                             """, .text(key.realmID), .text(key.endpoint), .text(key.subject), .integer(key.windowStart))
                     }
-                    return Int(max(1, window.windowEnd - at))
+                    return subject.window.retryAfter(at: at)
                 }
                 counted.append(key)
             }
@@ -201,14 +200,13 @@ final class RequestRateLimiter: Sendable {
         guard let limit = limits.adminFailuresPerIP else { return nil }
         let subject = "ip:" + RateLimitKey.key(forClientIP: clientIP)
         let at = now().unixSeconds
-        let window = Int64(limit.windowSeconds)
-        let start = at - at % window
+        let window = limit.window(at: at)
         let hits = try await database.read { db in
             try db.queryOne("""
                 SELECT hits FROM request_windows WHERE realm_id = '' AND endpoint = ? AND subject = ? AND window_start = ?
-                """, .text(Endpoint.adminAuthentication.rawValue), .text(subject), .integer(start))?.int("hits") ?? 0
+                """, .text(Endpoint.adminAuthentication.rawValue), .text(subject), .integer(window.start))?.int("hits") ?? 0
         }
-        return hits >= Int64(limit.requests) ? Int(max(1, start + window - at)) : nil
+        return hits >= Int64(limit.requests) ? window.retryAfter(at: at) : nil
     }
 
     /// Counts one failed admin authentication of `clientIP`: nil when it was counted, else the
@@ -218,13 +216,12 @@ final class RequestRateLimiter: Sendable {
         guard let limit = limits.adminFailuresPerIP else { return nil }
         let subject = "ip:" + RateLimitKey.key(forClientIP: clientIP)
         let at = now().unixSeconds
-        let window = Int64(limit.windowSeconds)
-        let start = at - at % window
+        let window = limit.window(at: at)
         let counted = try await database.write(isolation: .readCommitted) { db in
             try Self.countHit(db, realmID: "", endpoint: Endpoint.adminAuthentication.rawValue, subject: subject,
-                              start: start, limit: Int64(limit.requests))
+                              start: window.start, limit: Int64(limit.requests))
         }
-        return counted ? nil : Int(max(1, start + window - at))
+        return counted ? nil : window.retryAfter(at: at)
     }
 
     /// The longest window of any limit: older windows can no longer refuse anything.

@@ -19,7 +19,7 @@ struct RequestWindowTable {
     /// What this node knows of one window.
     struct Count {
         let limit: Int64
-        let windowEnd: Int64
+        let window: RequestWindow
         /// Admitted by this node.
         var admitted: Int64 = 0
         /// Of those, already added to the shared row.
@@ -34,7 +34,7 @@ struct RequestWindowTable {
     struct Subject {
         let key: Key
         let limit: Int64
-        let windowEnd: Int64
+        let window: RequestWindow
     }
 
     enum Admission: Equatable {
@@ -67,10 +67,10 @@ struct RequestWindowTable {
         let newWindows = subjects.filter { counts[$0.key] == nil }.count
         if newWindows > 0, counts.count + newWindows > capacity { return .overCapacity }
         for subject in subjects where counts[subject.key]?.isFull == true {
-            return .refused(retryAfter: Int(max(1, subject.windowEnd - now)))
+            return .refused(retryAfter: subject.window.retryAfter(at: now))
         }
         for subject in subjects {
-            counts[subject.key, default: Count(limit: subject.limit, windowEnd: subject.windowEnd)].admitted += 1
+            counts[subject.key, default: Count(limit: subject.limit, window: subject.window)].admitted += 1
         }
         return .admitted
     }
@@ -83,7 +83,7 @@ struct RequestWindowTable {
             if count.admitted > count.shared {
                 deltas.append(Delta(key: key, hits: count.admitted - count.shared))
                 counts[key]?.shared = count.admitted
-            } else if count.windowEnd <= now {
+            } else if count.window.end <= now {
                 counts[key] = nil
             }
         }

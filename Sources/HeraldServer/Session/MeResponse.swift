@@ -14,18 +14,11 @@ struct MeResponse: Sendable {
         let account = profile.account
         return [
             "id": .string(account.id), "email": .string(account.email), "emailVerified": .bool(account.emailVerified),
-            "isPrivateEmail": .bool(account.isPrivateEmail), "name": Self.json(account.name),
+            "isPrivateEmail": .bool(account.isPrivateEmail), "name": account.name.json,
             "status": .string(account.status.rawValue), "createdAt": .number(Double(account.createdAt)),
             "identities": .array(profile.identities.map { identity in
                 ["provider": .string(identity.provider), "linkedAt": .number(Double(identity.linkedAt))]
             }),
         ]
-    }
-
-    /// The name as `PersonName` encodes itself: every part present, null when unknown.
-    private static func json(_ name: PersonName) -> JSONValue {
-        func part(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
-        return ["givenName": part(name.givenName), "familyName": part(name.familyName),
-                "displayName": part(name.displayName)]
     }
 }

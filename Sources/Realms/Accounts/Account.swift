@@ -1,3 +1,5 @@
+import JOSE
+
 /// A person's account in one realm. `email` is unique per realm (stored lowercased); accounts
 /// created without a usable email carry a placeholder the provider can later replace.
 public struct Account: Sendable, Equatable, Codable {
@@ -55,14 +57,16 @@ public struct PersonName: Sendable, Equatable, Codable {
         return parts.isEmpty ? nil : parts.joined(separator: " ")
     }
 
-    private enum CodingKeys: String, CodingKey { case givenName, familyName, displayName }
+    /// The name as every answer shows it: each part present, `null` when unknown (not an
+    /// absent key). `encode(to:)` writes this too, so the `Encodable` answers (admin) and the
+    /// ones built as `JSONValue` (login, `/me`) cannot differ.
+    public var json: JSONValue {
+        func part(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
+        return ["givenName": part(givenName), "familyName": part(familyName), "displayName": part(displayName)]
+    }
 
-    // Written out so unknown parts are `null`, not absent keys.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(givenName, forKey: .givenName)
-        try container.encode(familyName, forKey: .familyName)
-        try container.encode(displayName, forKey: .displayName)
+        try json.encode(to: encoder)
     }
 
     /// Problems with each part (too long, control characters), named `name.givenName` etc.
