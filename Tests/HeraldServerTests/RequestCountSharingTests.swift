@@ -69,6 +69,17 @@ struct RequestCountSharingTests {
         }
     }
 
+    @Test("stopping the sharing loop shares what it had not yet, so the other nodes see a node's last hits")
+    func stoppingSharesTheRest() async throws {
+        try await FreshDatabase.with(.sqlite, migrations: RequestRateLimiter.migrations) { database async throws in
+            let limiter = Self.limiter(database, perIP: 5, capacity: 10, clock: Self.clock())
+            limiter.startSharing(logger: Logger(level: .error, now: { Date() }, sink: { _ in }))
+            #expect(try await Self.admitted(limiter, 2) == 2)
+            await limiter.stopSharing()
+            #expect(try await Self.sharedHits(database) == 2)
+        }
+    }
+
     @Test("a window that ended is dropped once shared, and a new window admits again")
     func endedWindowsAreDropped() async throws {
         try await FreshDatabase.with(.sqlite, migrations: RequestRateLimiter.migrations) { database async throws in

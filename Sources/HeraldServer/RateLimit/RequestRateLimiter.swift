@@ -108,8 +108,8 @@ final class RequestRateLimiter: Sendable {
     /// Shares counts every `sharingInterval` until `stopSharing()`.
     func startSharing(logger: Logger) {
         let loop = Task { [self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: Self.sharingInterval)
+            // A cancelled sleep ends the loop; `stopSharing` then shares what is left.
+            while (try? await Task.sleep(for: Self.sharingInterval)) != nil {
                 do {
                     try await share()
                 } catch {
