@@ -13,6 +13,8 @@ import TokenIssuer
 public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
     /// Attempts of the login transaction when concurrent logins of one person collide.
     static var maximumWriteAttempts: Int { 3 }
+    /// Reads of the pre-checks' settings one login makes at most when they keep changing under it.
+    static var maximumContextReads: Int { 3 }
 
     private let database: any Database
     private let verifier: Verifier
@@ -22,6 +24,8 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
     private let resolver: AccountResolver
     private let downstream: DownstreamAuthorizations
     private let now: @Sendable () -> Date
+    /// Shared by the copies of this value: the routes hold one login each.
+    let contexts = LoginContextCache<Verifier.Configuration>()
 
     /// A login over `database`: `verifier` checks the provider's tokens, `sessions` starts
     /// branch A's sessions, `downstream` completes branch B's pending authorizations (their
@@ -43,50 +47,121 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
 
     /// Runs one attempt. Throws `LoginError` only.
     public func login(_ request: LoginRequest) async throws(LoginError) -> LoginResult {
-        // One reader turn for everything the pre-checks need (realm, failure count, provider,
-        // client): each database call is a hop to a database thread and back.
-        let context: LoginContext<Verifier.Configuration>
+        guard InputRules.isSlug(request.realmID) else { throw LoginError(.realmNotFound) }
+        // A returning login usually starts from remembered settings and reads nothing before its
+        // write; each database call is a hop to a database thread and back.
+        var context: LoginContext<Verifier.Configuration>
+        if let remembered = contexts.context(realmID: request.realmID, clientID: request.clientID) {
+            context = remembered
+        } else {
+            context = try await readContext(request)
+        }
+        for _ in 1...Self.maximumContextReads {
+            if let blockedFor = context.blockedFor { throw LoginError(.rateLimited, retryAfterSeconds: blockedFor) }
+            switch await attempt(request, context: context) {
+            case .succeeded(let result):
+                return result
+            case .blocked(let retryAfter):
+                throw LoginError(.rateLimited, retryAfterSeconds: retryAfter)
+            case .stale:
+                context = try await readContext(request)
+            case .failed(let error, let beforeWrite):
+                if context.isRemembered, beforeWrite {
+                    // Refused on remembered settings: decided again on what is stored (and on the
+                    // failure count, which a remembered context does not carry).
+                    let stored = try await readContext(request)
+                    guard stored.version == context.version else {
+                        context = stored
+                        continue
+                    }
+                    context = stored
+                    if let blockedFor = stored.blockedFor { throw LoginError(.rateLimited, retryAfterSeconds: blockedFor) }
+                }
+                await recordFailure(error, request: request, context: context)
+                throw error
+            }
+        }
+        // The realm's settings changed under every read: an operator is changing them right now.
+        throw LoginError(.serviceUnavailable)
+    }
+
+    /// The pre-checks' reader turn: realm, settings version, failure count, provider, client.
+    private func readContext(_ request: LoginRequest) async throws(LoginError) -> LoginContext<Verifier.Configuration> {
+        let found: LoginContext<Verifier.Configuration>?
         do {
-            guard InputRules.isSlug(request.realmID) else { throw LoginError(.realmNotFound) }
             let limiter = self.limiter
             let verifier = self.verifier
-            let found = try await database.read { db -> LoginContext<Verifier.Configuration>? in
-                guard let realm = try RealmStore.load(db, id: request.realmID), realm.enabled else { return nil }
+            found = try await database.read { db -> LoginContext<Verifier.Configuration>? in
+                guard let realm = try RealmStore.load(db, id: request.realmID), realm.enabled,
+                      let version = try RealmSettingsVersion.current(db, realmID: realm.id) else { return nil }
                 return LoginContext(
-                    realm: realm,
+                    realm: realm, version: version,
                     blockedFor: try limiter.retryAfter(db, realmID: realm.id, clientIP: request.clientIP,
                                                        limit: realm.rateLimit),
                     configuration: try verifier.enabledConfiguration(db, realm: realm),
                     client: try ClientAppStore.load(db, realmID: realm.id, clientID: request.clientID))
             }
-            guard let found else { throw LoginError(.realmNotFound) }
-            context = found
-        } catch let error as LoginError {
-            throw error
         } catch {
             throw LoginError.failure(error)
         }
+        guard let found else {
+            contexts.forget(realmID: request.realmID, clientID: request.clientID)
+            throw LoginError(.realmNotFound)
+        }
+        contexts.remember(found, clientID: request.clientID)
+        return found
+    }
+
+    /// Counts a refused attempt against the realm's (realm, client IP) limit, when it counts.
+    private func recordFailure(_ error: LoginError, request: LoginRequest,
+                               context: LoginContext<Verifier.Configuration>) async {
+        guard error.countsAsFailure else { return }
+        // A failing counter must not turn a clear 4xx into a 500; the attempt is refused anyway.
+        // The failure event commits with the count. The client id only once it was found: a
+        // caller can type anything into that field.
         let realm = context.realm
-        if let blockedFor = context.blockedFor { throw LoginError(.rateLimited, retryAfterSeconds: blockedFor) }
+        let event = NewSecurityEvent(realmID: realm.id, type: .loginFailed, at: now().unixSeconds,
+                                     reason: error.reason, accountID: error.accountID,
+                                     clientID: context.client?.clientId, clientIP: request.clientIP)
+        try? await limiter.recordFailure(realmID: realm.id, clientIP: request.clientIP, limit: realm.rateLimit,
+                                         event: event)
+    }
+
+    /// How one attempt on one context ended.
+    private enum AttemptOutcome {
+        case succeeded(LoginResult)
+        /// Refused; `beforeWrite` when decided on the context alone (pre-checks, verification).
+        case failed(LoginError, beforeWrite: Bool)
+        /// The realm's settings changed since the context was read: nothing was written.
+        case stale
+        /// The (realm, IP) failure limit is reached (seen by the write of a remembered context).
+        case blocked(retryAfterSeconds: Int)
+    }
+
+    private func attempt(_ request: LoginRequest, context: LoginContext<Verifier.Configuration>) async -> AttemptOutcome {
+        let verified: VerifiedLogin
         do {
-            return try await attempt(request, context: context)
+            verified = try await verify(request, context: context)
         } catch {
-            if error.countsAsFailure {
-                // A failing counter must not turn a clear 4xx into a 500; the attempt is refused anyway.
-                // The failure event commits with the count. The client id only once it was
-                // found: a caller can type anything into that field.
-                let event = NewSecurityEvent(realmID: realm.id, type: .loginFailed, at: now().unixSeconds,
-                                             reason: error.reason, accountID: error.accountID,
-                                             clientID: context.client?.clientId, clientIP: request.clientIP)
-                try? await limiter.recordFailure(realmID: realm.id, clientIP: request.clientIP, limit: realm.rateLimit,
-                                                 event: event)
-            }
-            throw error
+            return .failed(error, beforeWrite: true)
+        }
+        do {
+            return try await complete(request, context: context, verified: verified)
+        } catch {
+            return .failed(error, beforeWrite: false)
         }
     }
 
-    private func attempt(_ request: LoginRequest, context: LoginContext<Verifier.Configuration>)
-        async throws(LoginError) -> LoginResult {
+    /// What the verification hands to the write: the identity and its single-use claim.
+    private struct VerifiedLogin: Sendable {
+        let client: ClientApp
+        let identity: ProviderIdentityClaims
+        let replay: (any ReplayClaim)?
+    }
+
+    /// The pre-checks on the context and the provider's verification; nothing is written.
+    private func verify(_ request: LoginRequest, context: LoginContext<Verifier.Configuration>)
+        async throws(LoginError) -> VerifiedLogin {
         let realm = context.realm
         guard request.identityToken.utf8.count <= Verifier.maximumTokenBytes else { throw LoginError(.tokenTooLarge) }
         guard let configuration = context.configuration else { throw LoginError(.providerNotConfigured) }
@@ -113,7 +188,19 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                              retryAfterSeconds: retryAfter)
         }
         verified.name = request.fullName
-        let identity = verified
+        return VerifiedLogin(client: client, identity: verified, replay: replay)
+    }
+
+    /// The login's write transaction, then the signing of branch A's tokens.
+    private func complete(_ request: LoginRequest, context: LoginContext<Verifier.Configuration>,
+                          verified: VerifiedLogin) async throws(LoginError) -> AttemptOutcome {
+        let realm = context.realm
+        let client = verified.client
+        let identity = verified.identity
+        let replay = verified.replay
+        let version = context.version
+        let checksLimit = context.isRemembered
+        let limiter = self.limiter
 
         let authTime = now().unixSeconds
         var step: LoginStep?
@@ -124,6 +211,14 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                 // pending authorization with a conditional UPDATE, so nothing here needs
                 // SERIALIZABLE, whose index-page locks made concurrent logins fail each other.
                 step = try await database.write(isolation: .readCommitted) { db -> LoginStep in
+                    // What was verified against is still what is stored (on every node), and a
+                    // remembered context's failure count, read here for the first time, is under
+                    // its limit; either way nothing is written otherwise, the token unclaimed.
+                    guard try RealmSettingsVersion.current(db, realmID: realm.id) == version else { return .stale }
+                    if checksLimit, let blockedFor = try limiter.retryAfter(db, realmID: realm.id, clientIP: request.clientIP,
+                                                                            limit: realm.rateLimit) {
+                        return .blocked(retryAfterSeconds: blockedFor)
+                    }
                     // The claim commits even when the login is refused below: a token seen once is
                     // never accepted again. Only a storage failure (rethrown, all rolled back) leaves it unclaimed.
                     if let replay, try !replay.record(in: db) { return .replayed }
@@ -152,13 +247,16 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
         guard let step else { throw LoginError(.internalFailure) }
 
         switch step {
+        case .stale: return .stale
+        case .blocked(let retryAfter): return .blocked(retryAfterSeconds: retryAfter)
         case .replayed: throw LoginError(.invalidIdentityToken, providerReason: LoginError.replayedReason)
         case .refused(let refusal): throw refusal
         case .downstream(let resolution, let redirectURI):
-            return .downstream(redirectURI: redirectURI, accountID: resolution.account.id, isNewUser: resolution.isNewUser)
+            return .succeeded(.downstream(redirectURI: redirectURI, accountID: resolution.account.id,
+                                          isNewUser: resolution.isNewUser))
         case .session(let resolution, let prepared):
             do {
-                return .session(try sessions.issue(prepared), isNewUser: resolution.isNewUser)
+                return .succeeded(.session(try sessions.issue(prepared), isNewUser: resolution.isNewUser))
             } catch {
                 throw LoginError(.internalFailure, accountID: resolution.account.id)
             }
@@ -176,7 +274,7 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
             sessionID = prepared.sessionID
         case .downstream(let resolved, _):
             resolution = resolved
-        case .replayed, .refused:
+        case .replayed, .refused, .stale, .blocked:
             return
         }
         try SecurityEventLog.record(db, NewSecurityEvent(

@@ -57,6 +57,7 @@ public struct AppleProviderStore: Sendable {
                 try db.execute("UPDATE apple_providers SET private_key = ? WHERE realm_id = ?",
                                sealed.map(SQLValue.blob) ?? .null, .text(realmID))
             }
+            try RealmSettingsVersion.bump(db, realmID: realmID)
             var changes = AuditDiff.changes(before: before, after: after)
             if case .replace = valid.privateKey { changes["privateKey"] = .redactedSecret }
             try AuditLog.record(db, at: at, context: context, action: before == nil ? "provider.apple.create" : "provider.apple.update",
@@ -72,6 +73,7 @@ public struct AppleProviderStore: Sendable {
             try RealmStore.requireRealm(db, id: realmID)
             guard let before = try Self.load(db, realmID: realmID) else { throw RealmsError.notFound("Apple provider") }
             try db.execute("DELETE FROM apple_providers WHERE realm_id = ?", .text(realmID))
+            try RealmSettingsVersion.bump(db, realmID: realmID)
             try AuditLog.record(db, at: at, context: context, action: "provider.apple.delete", target: Self.target(realmID),
                                 realmID: realmID, changes: AuditDiff.changes(before: before, after: nil))
         }

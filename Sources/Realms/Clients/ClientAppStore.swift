@@ -54,6 +54,7 @@ public struct ClientAppStore: Sendable {
             } catch let error as StorageError where error.code == .uniqueViolation {
                 throw RealmsError.conflict("A client with this clientId already exists in the realm")
             }
+            try RealmSettingsVersion.bump(db, realmID: realmID)
             var changes = AuditDiff.changes(before: nil, after: created)
             if secret != nil { changes["clientSecret"] = .redactedSecret }
             try AuditLog.record(db, at: at, context: context, action: "client.create",
@@ -114,6 +115,7 @@ public struct ClientAppStore: Sendable {
                 .text(JSONColumn.encode(after.allowedScopes)), SQLValue(after.enabled), SQLValue(after.ipBinding),
                 Self.optional(after.accessTokenTTL), Self.optional(after.refreshTokenTTL),
                 Self.optional(after.refreshIdleTTL), .integer(at), .text(realmID), .text(clientID))
+            try RealmSettingsVersion.bump(db, realmID: realmID)
             if before.enabled, !after.enabled {
                 try sessions.revokeSessions(realmID: realmID, clientID: clientID, in: db)
             }
@@ -141,6 +143,7 @@ public struct ClientAppStore: Sendable {
             client.updatedAt = at
             try db.execute("UPDATE client_apps SET secret_hash = ?, updated_at = ? WHERE realm_id = ? AND client_id = ?",
                            .blob(SHA256.hash(secret)), .integer(at), .text(realmID), .text(clientID))
+            try RealmSettingsVersion.bump(db, realmID: realmID)
             try AuditLog.record(db, at: at, context: context, action: "client.secret.rotate",
                                 target: Self.target(realmID, clientID), realmID: realmID,
                                 changes: ["clientSecret": .redactedSecret])
@@ -157,6 +160,7 @@ public struct ClientAppStore: Sendable {
                 throw RealmsError.notFound("client")
             }
             try db.execute("DELETE FROM client_apps WHERE realm_id = ? AND client_id = ?", .text(realmID), .text(clientID))
+            try RealmSettingsVersion.bump(db, realmID: realmID)
             try sessions.revokeSessions(realmID: realmID, clientID: clientID, in: db)
             try AuditLog.record(db, at: at, context: context, action: "client.delete",
                                 target: Self.target(realmID, clientID), realmID: realmID,

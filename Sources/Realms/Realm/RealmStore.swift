@@ -98,6 +98,7 @@ public struct RealmStore: Sendable {
                 .optional(after.loginUrl), .text(after.signingAlgorithm.rawValue),
                 SQLValue(after.rateLimit.failuresPerWindow), SQLValue(after.rateLimit.windowSeconds), .integer(at),
                 .text(id))
+            try RealmSettingsVersion.bump(db, realmID: id)
             try onChange?(db, before, after)
             try AuditLog.record(db, at: at, context: context, action: "realm.update", target: Self.target(id),
                                 realmID: id, changes: AuditDiff.changes(before: before, after: after))
@@ -139,15 +140,15 @@ public struct RealmStore: Sendable {
         try db.execute("""
             INSERT INTO realms (id, display_name, enabled, registration_enabled, email_linking, nonce_required,
                 access_token_ttl, refresh_token_ttl, refresh_idle_ttl, login_url, signing_algorithm, rate_limit_failures,
-                rate_limit_window, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                rate_limit_window, created_at, updated_at, settings_version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             .text(realm.id), .text(realm.displayName), SQLValue(realm.enabled), SQLValue(realm.registrationEnabled),
             .text(realm.emailLinking.rawValue), SQLValue(realm.nonceRequired), SQLValue(realm.accessTokenTTL),
             SQLValue(realm.refreshTokenTTL), realm.refreshIdleTTL.map { .integer(Int64($0)) } ?? .null,
             .optional(realm.loginUrl), .text(realm.signingAlgorithm.rawValue),
             SQLValue(realm.rateLimit.failuresPerWindow), SQLValue(realm.rateLimit.windowSeconds),
-            .integer(realm.createdAt), .integer(realm.updatedAt))
+            .integer(realm.createdAt), .integer(realm.updatedAt), .text(RealmSettingsVersion.fresh()))
     }
 
     static func realm(from row: Row) throws -> Realm {

@@ -147,5 +147,10 @@ public enum RealmsSchema {
             "ALTER TABLE admin_tokens ADD COLUMN role TEXT NOT NULL DEFAULT 'admin'",
             "ALTER TABLE admin_tokens ADD COLUMN realm_scope TEXT",
         ]),
+        // The stamp of a realm's login settings (`RealmSettingsVersion`), renewed by every change
+        // to the realm, its Apple provider or its clients.
+        Migration(module: "realms", version: 7, name: "realm settings version", statements: [
+            "ALTER TABLE realms ADD COLUMN settings_version TEXT NOT NULL DEFAULT 'initial'",
+        ]),
     ]
 }

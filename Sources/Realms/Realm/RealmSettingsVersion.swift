@@ -1,0 +1,26 @@
+import JOSE
+import Storage
+
+/// A stamp of everything a login reads about a realm before it verifies a token: the realm's
+/// own row, its Apple provider and its client apps. Every change to those rows sets a new
+/// random stamp on the realm in the same transaction, so a node that keeps those settings in
+/// memory (the login's `LoginContextCache`) learns inside its own write transaction, with one
+/// primary-key read, whether what it verified against is still what is stored — on every node
+/// sharing the database, with no messages between them.
+///
+/// Random rather than counted: a realm deleted and created again under the same id must not
+/// get back a stamp a node remembers from the first one.
+public enum RealmSettingsVersion {
+    /// The realm's current stamp, nil when the realm does not exist.
+    public static func current(_ db: any SQLExecutor, realmID: String) throws -> String? {
+        try db.queryOne("SELECT settings_version FROM realms WHERE id = ?", .text(realmID))?.string("settings_version")
+    }
+
+    /// Marks the realm's login settings changed; call it in the transaction that changes them.
+    static func bump(_ db: any SQLExecutor, realmID: String) throws {
+        try db.execute("UPDATE realms SET settings_version = ? WHERE id = ?", .text(fresh()), .text(realmID))
+    }
+
+    /// A stamp no realm had before.
+    static func fresh() -> String { SecureRandom.token(byteCount: 12) }
+}
