@@ -114,19 +114,56 @@ struct TwoNodeTests {
         }
     }
 
-    @Test("a client disabled through node A is refused by node B at once (configuration is read per request)")
+    @Test("a client disabled through node A is refused by node B at once (its remembered settings are checked in the write)")
     func clientDisabledOnAIsRefusedByB() async throws {
         try await TwoNodeFixture.with { nodes in
             let before = try await nodes.b.loginOK()
             try expectStatus(200, await nodes.a.admin("PATCH", "/api/admin/realms/acme/clients/\(NativeLoginFixture.firstParty)",
                                                       json: ["enabled": false]))
-            // The staleness bound is zero: no wait, no retry.
+            // The staleness bound is zero: no wait, no retry, though B remembered the client.
             let nonce = nodes.b.freshNonce()
             let login = try await nodes.b.login(token: nodes.b.token(nonce: nonce), nonce: nonce)
             #expect(login.status == 400)
             #expect(login.json["details"]?["fields"]?["clientId"] != nil)
             let refresh = try await nodes.b.refresh(before["refreshToken"]?.stringValue ?? "")
             #expect(refresh.status == 401)
+        }
+    }
+
+    @Test("an audience added through node A is accepted by node B at once, and refused at once when removed again")
+    func audienceChangedOnAIsObeyedByB() async throws {
+        try await TwoNodeFixture.with { nodes in
+            // B remembers the realm's settings from this login.
+            try await nodes.b.loginOK()
+            func provider(_ audiences: [String]) async throws {
+                try expectStatus(200, await nodes.a.admin("PUT", "/api/admin/realms/acme/providers/apple", json: [
+                    "enabled": true, "clientId": "com.example.herald.web", "audiences": .array(audiences.map(JSONValue.string)),
+                ]))
+            }
+            func loginOnB(audience: String) async throws -> TestHTTPClient.Response {
+                let nonce = nodes.b.freshNonce()
+                return try await nodes.b.login(token: nodes.b.token(nonce: nonce) { $0.claims["aud"] = .string(audience) },
+                                               nonce: nonce)
+            }
+            try await provider([AppleTokenMinter.defaultAudience, "com.example.second.app"])
+            try expectStatus(200, await loginOnB(audience: "com.example.second.app"))
+            try await provider([AppleTokenMinter.defaultAudience])
+            let refused = try await loginOnB(audience: "com.example.second.app")
+            #expect(refused.status == 401, "\(refused.status) \(refused.text)")
+            try expectStatus(200, await loginOnB(audience: AppleTokenMinter.defaultAudience))
+        }
+    }
+
+    @Test("a realm disabled through node A is not found on node B at once, and serves again once re-enabled")
+    func realmDisabledOnAIsObeyedByB() async throws {
+        try await TwoNodeFixture.with { nodes in
+            try await nodes.b.loginOK()
+            try expectStatus(200, await nodes.a.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false]))
+            let nonce = nodes.b.freshNonce()
+            let login = try await nodes.b.login(token: nodes.b.token(nonce: nonce), nonce: nonce)
+            #expect(login.status == 404, "\(login.status) \(login.text)")
+            try expectStatus(200, await nodes.a.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": true]))
+            try await nodes.b.loginOK()
         }
     }
 
