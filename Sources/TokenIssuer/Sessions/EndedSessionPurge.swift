@@ -18,6 +18,13 @@ public struct EndedSessionPurge: Sendable {
     private let database: any Database
     private let now: @Sendable () -> Date
 
+    /// One batch: each of the three ends is found through its own index (sessions_expires and
+    /// the partial sessions_revoked, sessions_idle_expires), never by scanning the table.
+    static let deleteSQL = """
+        DELETE FROM sessions WHERE id IN (
+            SELECT id FROM sessions WHERE expires_at < ? OR revoked_at < ? OR idle_expires_at < ? LIMIT ?)
+        """
+
     public init(database: any Database, now: @escaping @Sendable () -> Date) {
         self.database = database
         self.now = now
@@ -30,10 +37,7 @@ public struct EndedSessionPurge: Sendable {
         var deleted = 0
         while true {
             let batch = try await database.write { db in
-                try db.execute("""
-                    DELETE FROM sessions WHERE id IN (
-                        SELECT id FROM sessions WHERE expires_at < ? OR revoked_at < ? OR idle_expires_at < ? LIMIT ?)
-                    """, .integer(cutoff), .integer(cutoff), .integer(cutoff), .integer(Int64(Self.batchSize)))
+                try db.execute(Self.deleteSQL, .integer(cutoff), .integer(cutoff), .integer(cutoff), .integer(Int64(Self.batchSize)))
             }
             deleted += batch
             if batch == 0 { return deleted }
