@@ -109,3 +109,22 @@ struct RequestIDTests {
         #expect(ids.allSatisfy { $0.count == 32 && $0.allSatisfy(\.isHexDigit) })
     }
 }
+
+@Suite("Optional whitespace")
+struct OptionalWhitespaceTests {
+    @Test func trimsSpacesAndTabsAtBothEndsOnly() {
+        #expect(" \tapplication/json \t".trimmingOptionalWhitespace == "application/json")
+        #expect("Bearer  a b ".trimmingOptionalWhitespace == "Bearer  a b")
+        #expect("token".trimmingOptionalWhitespace == "token")
+    }
+
+    @Test func allWhitespaceOrEmptyIsEmpty() {
+        #expect(" \t ".trimmingOptionalWhitespace.isEmpty)
+        #expect("".trimmingOptionalWhitespace.isEmpty)
+    }
+
+    @Test func otherWhitespaceIsNotOptionalWhitespace() {
+        // RFC 9110 §5.6.3: only SP and HTAB; a line break or no-break space is content.
+        #expect("\ntoken\u{00A0}".trimmingOptionalWhitespace == "\ntoken\u{00A0}")
+    }
+}

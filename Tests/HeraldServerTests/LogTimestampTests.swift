@@ -14,6 +14,11 @@ struct LogTimestampTests {
         #expect(Logger.timestamp(Date(timeIntervalSince1970: 1e20)) == "9999-12-31T23:59:59.000Z")
         #expect(Logger.timestamp(Date(timeIntervalSince1970: .infinity)) == "9999-12-31T23:59:59.000Z")
         #expect(Logger.timestamp(Date(timeIntervalSince1970: .nan)) == "1970-01-01T00:00:00.000Z")
-        #expect(!Logger.timestamp(Date(timeIntervalSince1970: -1e20)).isEmpty)
+        #expect(Logger.timestamp(Date(timeIntervalSince1970: -1e20)) == "0001-01-01T00:00:00.000Z")
+    }
+
+    @Test func timesBefore1970KeepTheirMillisecondsInRange() {
+        #expect(Logger.timestamp(Date(timeIntervalSince1970: -1.5)) == "1969-12-31T23:59:58.500Z")
+        #expect(Logger.timestamp(Date(timeIntervalSince1970: 0.125)) == "1970-01-01T00:00:00.125Z")
     }
 }

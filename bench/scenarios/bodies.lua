@@ -4,7 +4,9 @@
 -- When a thread runs out it wraps around and the server refuses the replays, which then show
 -- up as non-2xx; done() also reports wrapped threads so the harness can reject the run.
 -- Environment: BENCH_BODIES (file), BENCH_PATH, BENCH_CONTENT_TYPE, BENCH_THREADS, and
--- BENCH_CAPTURE (optional file prefix: write each returned refresh token to PREFIX.<thread>).
+-- BENCH_CAPTURE (optional file prefix: write each returned refresh token to PREFIX.<thread>,
+-- and create PREFIX.<thread>.done once every body of the thread has been answered, so the
+-- harness can stop wrk then instead of idling out the duration).
 
 local threads = {}
 local counter = 0
@@ -32,9 +34,12 @@ function init(args)
     used = 0
     wrapped = 0
     capture = os.getenv("BENCH_CAPTURE")
+    answered = 0
     if capture then
+        done_marker = capture .. "." .. id .. ".done"
         capture = io.open(capture .. "." .. id, "w")
         capture:setvbuf("line")  -- wrk never closes the file; line buffering loses nothing
+        if available == 0 then io.open(done_marker, "w"):close() end
     end
 end
 
@@ -56,6 +61,11 @@ if os.getenv("BENCH_CAPTURE") then
     function response(status, headers, body)
         local token = body:match('"refreshToken"%s*:%s*"([^"]+)"') or body:match('"refresh_token"%s*:%s*"([^"]+)"')
         if token then capture:write(token, "\n") end
+        -- Every answer but /healthz's (the idling after the bodies ran out) is a body's.
+        if body ~= '{"status":"ok"}' then
+            answered = answered + 1
+            if answered == available then io.open(done_marker, "w"):close() end
+        end
     end
 end
 

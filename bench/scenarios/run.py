@@ -523,7 +523,18 @@ def wrk(url, connections, duration, threads=2, bodies=None, path=None, content_t
     if capture:
         env["BENCH_CAPTURE"] = capture
     command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}", "--timeout", "10s", "-s", script, url]
-    output = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if capture:
+        # Capturing ends when every thread's bodies are answered (bodies.lua's markers): the
+        # duration is only a generous bound. SIGINT makes wrk stop and print its summary.
+        markers = [f"{capture}.{thread}.done" for thread in range(threads)]
+        while process.poll() is None and not all(os.path.exists(marker) for marker in markers):
+            time.sleep(0.2)
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+    output, errors = process.communicate()
+    if process.returncode != 0:
+        raise subprocess.CalledProcessError(process.returncode, command, output, errors)
     for line in output.splitlines():
         if line.startswith("BENCH "):
             result = json.loads(line[6:])
@@ -789,14 +800,17 @@ class Bench:
         prefix = os.path.join(self.folder, "captured")
         rate = max(200, self.login_rate)
         seconds = int(count / rate * 1.5) + 3
+        started = time.monotonic()
         wrk(self.herald.base, 16, f"{seconds}s", bodies=bodies.path, path=f"/api/oauth/{REALM}/apple/native-login",
             capture=prefix)
         for name in os.listdir(self.folder):
             if name.startswith("captured."):
-                with open(os.path.join(self.folder, name)) as f:
-                    tokens.extend(line.strip() for line in f if line.strip())
+                if not name.endswith(".done"):
+                    with open(os.path.join(self.folder, name)) as f:
+                        tokens.extend(line.strip() for line in f if line.strip())
                 os.remove(os.path.join(self.folder, name))
-        log(f"  {banked} sessions from the bank, captured {len(tokens) - banked} of {count} in {seconds}s")
+        log(f"  {banked} sessions from the bank, captured {len(tokens) - banked} of {count}"
+            f" in {time.monotonic() - started:.0f}s")
         return tokens
 
     # The two refresh routes: `/token` (OAuth, form) and the first-party session API (JSON), each

@@ -36,19 +36,18 @@ struct RouteTemplate: Sendable {
         segments.map { if case .literal(let value) = $0 { value } else { nil } }
     }
 
-    /// The parameters when `path` (decoded segments) matches, else nil.
+    /// The parameters when `path` (decoded segments) matches, else nil. Literals are compared
+    /// first, so a template that does not match allocates nothing.
     func match(_ path: [String]) -> [String: String]? {
         guard path.count == segments.count else { return nil }
-        var parameters: [String: String] = [:]
         for (segment, value) in zip(segments, path) {
             switch segment {
-            case .literal(let literal):
-                guard literal == value else { return nil }
-            case .parameter(let name):
-                guard !value.isEmpty else { return nil }
-                parameters[name] = value
+            case .literal(let literal): guard literal == value else { return nil }
+            case .parameter: guard !value.isEmpty else { return nil }
             }
         }
+        var parameters: [String: String] = [:]
+        for case (.parameter(let name), let value) in zip(segments, path) { parameters[name] = value }
         return parameters
     }
 

@@ -35,7 +35,7 @@ struct AdminAuthenticator: Sendable {
     static func bearerToken(_ header: String) -> String? {
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        let token = String(parts[1].trimmingOptionalWhitespace)
         return token.isEmpty ? nil : token
     }
 }

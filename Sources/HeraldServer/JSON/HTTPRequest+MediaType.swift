@@ -7,6 +7,6 @@ extension HTTPRequest {
 
     /// The media type of a `Content-Type` value.
     static func mediaType(of contentType: String) -> String {
-        contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        contentType.split(separator: ";").first.map { $0.trimmingOptionalWhitespace.lowercased() } ?? ""
     }
 }

@@ -36,7 +36,9 @@ public struct Logger: Sendable {
     /// Writes `event` with `fields` when `level` is enabled.
     public func log(_ level: LogLevel, _ event: String, _ fields: KeyValuePairs<String, LogValue> = [:]) {
         guard level >= self.level else { return }
-        var line = "{\"ts\":\"\(Logger.timestamp(now()))\",\"level\":\"\(level.rawValue)\",\"event\":"
+        var line = ""
+        line.reserveCapacity(256)  // an access-log line, without regrowing
+        line += "{\"ts\":\"\(Logger.timestamp(now()))\",\"level\":\"\(level.rawValue)\",\"event\":"
         Logger.appendJSONString(event, to: &line)
         for (key, value) in fields {
             line.append(",")
@@ -71,24 +73,37 @@ public struct Logger: Sendable {
         let seconds = date.timeIntervalSince1970.isNaN ? 0
             : min(max(date.timeIntervalSince1970, Double(range.lowerBound)), Double(range.upperBound))
         let millis = Int64((seconds * 1000).rounded(.down))
-        var time = time_t(millis / 1000)
+        // Floored, so a time before 1970 has its milliseconds in 0..<1000 like any other.
+        var (wholeSeconds, milliseconds) = millis.quotientAndRemainder(dividingBy: 1000)
+        if milliseconds < 0 { wholeSeconds -= 1; milliseconds += 1000 }
+        var time = time_t(wholeSeconds)
         var parts = tm()
         gmtime_r(&time, &parts)
-        var text = ""
-        text.reserveCapacity(24)
-        func append(_ value: Int32, digits: Int) {
-            let string = String(value)
-            for _ in string.count..<digits { text.append("0") }
-            text.append(string)
+        // Digits written into the string's own storage: appending `String(value)` per field
+        // was a quarter of an access-log line.
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            var index = 0
+            func put(_ value: Int32, digits: Int) {
+                var rest = value
+                for offset in (0..<digits).reversed() {
+                    buffer[index + offset] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+                index += digits
+            }
+            func put(_ separator: Unicode.Scalar) {
+                buffer[index] = UInt8(ascii: separator)
+                index += 1
+            }
+            put(parts.tm_year + 1900, digits: 4); put("-")
+            put(parts.tm_mon + 1, digits: 2); put("-")
+            put(parts.tm_mday, digits: 2); put("T")
+            put(parts.tm_hour, digits: 2); put(":")
+            put(parts.tm_min, digits: 2); put(":")
+            put(parts.tm_sec, digits: 2); put(".")
+            put(Int32(milliseconds), digits: 3); put("Z")
+            return index
         }
-        append(parts.tm_year + 1900, digits: 4); text.append("-")
-        append(parts.tm_mon + 1, digits: 2); text.append("-")
-        append(parts.tm_mday, digits: 2); text.append("T")
-        append(parts.tm_hour, digits: 2); text.append(":")
-        append(parts.tm_min, digits: 2); text.append(":")
-        append(parts.tm_sec, digits: 2); text.append(".")
-        append(Int32(millis % 1000), digits: 3); text.append("Z")
-        return text
     }
 
     static func appendJSONString(_ text: String, to line: inout String) {

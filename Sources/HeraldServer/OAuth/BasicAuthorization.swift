@@ -12,7 +12,7 @@ enum BasicAuthorization {
         guard let header else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "basic" else { return nil }
-        let encoded = parts[1].trimmingCharacters(in: .whitespaces)
+        let encoded = String(parts[1].trimmingOptionalWhitespace)
         guard encoded.utf8.count <= 2048, let decoded = Data(base64Encoded: encoded),
               let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
               let clientID = FormDecoding.decode(text[..<colon]),

@@ -93,7 +93,7 @@ struct UserinfoEndpoint: Sendable {
         guard let header = request.headers["Authorization"] else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        let token = String(parts[1].trimmingOptionalWhitespace)
         return token.isEmpty ? nil : token
     }
 

@@ -17,6 +17,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
     /// Integral numbers within ±2^53 are written without a fraction (`1300819380`, not `1.30e9`).
     public func serialized() -> [UInt8] {
         var writer = JSONWriter()
+        writer.reserveCapacity(512)  // a token's claims or a response body, without regrowing
         writer.write(self)
         return writer.output
     }

@@ -4,6 +4,8 @@ struct JSONWriter {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
+    mutating func reserveCapacity(_ byteCount: Int) { output.reserveCapacity(byteCount) }
+
     mutating func write(_ value: JSONValue) {
         switch value {
         case .null: output.append(contentsOf: "null".utf8)
@@ -19,11 +21,12 @@ struct JSONWriter {
             output.append(UInt8(ascii: "]"))
         case .object(let members):
             output.append(UInt8(ascii: "{"))
-            for (index, key) in members.keys.sorted().enumerated() {
+            // Sorted as pairs: sorting the keys and looking each up again hashed every key twice.
+            for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
-                writeString(key)
+                writeString(member.key)
                 output.append(UInt8(ascii: ":"))
-                write(members[key]!)
+                write(member.value)
             }
             output.append(UInt8(ascii: "}"))
         }
@@ -45,6 +48,12 @@ struct JSONWriter {
 
     mutating func writeString(_ string: String) {
         output.append(UInt8(ascii: "\""))
+        // Claims and keys almost never need an escape: one scan, then a bulk copy.
+        guard string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            output.append(contentsOf: string.utf8)
+            output.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
