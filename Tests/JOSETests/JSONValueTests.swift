@@ -58,4 +58,14 @@ struct JSONValueTests {
         #expect(text == #"{"a":"q\"\\\n\u0001é","b":[true,null,1300819380,0.5,-3]}"#)
         #expect(try JSONValue.parse(value.serialized()) == value)
     }
+
+    @Test func escapesEachSpecialCharacterEvenAlone() {
+        // A string is copied unescaped only when it holds none of these; each one alone must
+        // still be escaped.
+        let cases: [(String, String)] = [("\"", #""\"""#), ("\\", #""\\""#), ("\n", #""\n""#),
+                                         ("\u{1F}", #""\u001f""#), ("plain", #""plain""#)]
+        for (input, expected) in cases {
+            #expect(String(decoding: JSONValue.string(input).serialized(), as: UTF8.self) == expected)
+        }
+    }
 }

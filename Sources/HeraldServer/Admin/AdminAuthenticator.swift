@@ -20,7 +20,7 @@ struct AdminAuthenticator: Sendable {
             throw APIError.rateLimited(retryAfter: retryAfter)
         }
         guard let header = request.headers["Authorization"] else { throw APIError.unauthorized }
-        guard let presented = Self.bearerToken(header), let token = try await tokens.token(presented: presented) else {
+        guard let presented = BearerAuthorization.token(header), let token = try await tokens.token(presented: presented) else {
             // Only a presented credential is a guess worth counting; a request without one
             // (a console's first probe) is not.
             if let retryAfter = try await limiter.countAdminFailure(clientIP: clientIP) {
@@ -29,13 +29,5 @@ struct AdminAuthenticator: Sendable {
             throw APIError.unauthorized
         }
         return AdminCaller(token)
-    }
-
-    /// The token of a `Bearer` credential (scheme case-insensitive, RFC 6750 §2.1).
-    static func bearerToken(_ header: String) -> String? {
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = String(parts[1].trimmingOptionalWhitespace)
-        return token.isEmpty ? nil : token
     }
 }

@@ -90,11 +90,7 @@ struct UserinfoEndpoint: Sendable {
 
     /// The token of `Authorization: Bearer …` (RFC 6750 §2.1).
     static func bearerToken(_ request: HTTPRequest) -> String? {
-        guard let header = request.headers["Authorization"] else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = String(parts[1].trimmingOptionalWhitespace)
-        return token.isEmpty ? nil : token
+        request.headers["Authorization"].flatMap(BearerAuthorization.token)
     }
 
     /// 401 (or `status`) with `WWW-Authenticate: Bearer realm=…[, error=…]` (RFC 6750 §3).
