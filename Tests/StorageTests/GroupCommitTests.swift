@@ -88,12 +88,3 @@ import Testing
         }
     }
 }
-
-/// Polls `condition` every millisecond for up to 60 s.
-private func waitUntil(_ condition: () -> Bool) async throws {
-    let deadline = Date().addingTimeInterval(60)
-    while !condition() {
-        guard Date() < deadline else { throw StorageError(code: .other, message: "condition not reached in time") }
-        try await Task.sleep(for: .milliseconds(1))
-    }
-}

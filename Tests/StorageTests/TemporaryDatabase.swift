@@ -97,3 +97,12 @@ func tableExists(_ name: String, in executor: any SQLExecutor, backend: Backend)
         return try !executor.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?", .text(name)).isEmpty
     }
 }
+
+/// Polls `condition` every millisecond for up to 60 s.
+func waitUntil(_ condition: () -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(60)
+    while !condition() {
+        guard Date() < deadline else { throw StorageError(code: .other, message: "condition not reached in time") }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+}

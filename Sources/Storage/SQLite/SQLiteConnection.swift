@@ -6,10 +6,12 @@ import CSQLite
 /// at a time, which `ConfinedConnection` guarantees by running every use on its serial queue.
 /// Owns the handle and the cached statements; `close()` (or `deinit`) frees both.
 final class SQLiteConnection {
-    /// The writer creates the file and sets database-wide modes; readers refuse to write.
+    /// The writer creates the file and sets database-wide modes; readers refuse to write; the
+    /// checkpointer only copies the WAL back into the database file (`SQLiteCheckpointer`).
     enum Role {
         case writer
         case reader
+        case checkpointer
     }
 
     /// How a transaction starts.
@@ -37,6 +39,8 @@ final class SQLiteConnection {
 
     private var handle: OpaquePointer?
     private var statements: [String: SQLiteStatement] = [:]
+    /// The writer's WAL length in frames (pages) after its last commit, kept by `walHook`.
+    private(set) var walFrameCount = 0
 
     /// Number of cached prepared statements (for tests).
     var cachedStatementCount: Int { statements.count }
@@ -88,12 +92,41 @@ final class SQLiteConnection {
             // is never needed after the transaction ends — crash recovery is the WAL's job — so
             // it is kept in memory: a few pages per transaction.
             _ = try runOnce("PRAGMA temp_store = MEMORY")
+            // Replaces SQLite's automatic checkpoint (itself a WAL hook), which ran on this
+            // connection after the commit that crossed 1,000 frames, and held every queued
+            // write for the copy and the sync of the database file. `SQLiteCheckpointer` does
+            // that on its own connection; the hook only records the WAL's length for it. The
+            // context is this object unretained: the handle, and with it the hook, is closed
+            // before the object goes away.
+            sqlite3_wal_hook(handle, { context, _, _, frames in
+                guard let context else { return SQLITE_OK }
+                Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue().walFrameCount = Int(frames)
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(self).toOpaque())
+        case .checkpointer:
+            // A checkpoint syncs the WAL before copying it and the database file after; FULL
+            // (the writer's level) keeps it that way whatever SQLite was built with.
+            _ = try runOnce("PRAGMA synchronous = FULL")
         case .reader:
             _ = try runOnce("PRAGMA foreign_keys = ON")
             // Readers run in deferred transactions and must never take the write lock: that
             // would race the single writer and surface as SQLITE_BUSY.
             _ = try runOnce("PRAGMA query_only = ON")
         }
+    }
+
+    /// Copies as much of the WAL into the database file as no reader still needs, without
+    /// waiting for any lock (SQLITE_CHECKPOINT_PASSIVE); true when the whole WAL was copied,
+    /// so the next write can start it over from the beginning. Best effort: a checkpoint that
+    /// cannot run now (another process holds the checkpoint lock, an I/O error) leaves the WAL
+    /// as it is, and the committed data in it stays valid; the next one tries again.
+    @discardableResult
+    func checkpoint() -> Bool {
+        guard let handle else { return false }
+        var walFrames: Int32 = 0
+        var copiedFrames: Int32 = 0
+        let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &walFrames, &copiedFrames)
+        return rc == SQLITE_OK && walFrames == copiedFrames
     }
 
     /// Runs setup SQL without caching its statement.

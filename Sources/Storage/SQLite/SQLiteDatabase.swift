@@ -22,6 +22,9 @@ import Glibc
 /// - **No shared connections.** Every connection is opened with `SQLITE_OPEN_NOMUTEX` and is
 ///   used by one thread at a time because it lives on its own serial queue.
 ///
+/// - **Checkpoints beside the writer.** A connection of its own copies the WAL back into the
+///   database file while the writer goes on committing (`SQLiteCheckpointer`).
+///
 /// Settings: WAL journal, `synchronous=FULL` (a write is on disk when `write` returns),
 /// `foreign_keys=ON`, a 5 s busy timeout, and statements prepared once per connection and
 /// reused. Opening happens synchronously in `init`, once at start-up.
@@ -36,9 +39,15 @@ public final class SQLiteDatabase: Database {
     /// Opens (creating if needed) the database file at `path`. The parent directory must
     /// exist; an unopenable file fails with `.io`, a file that is not a database with `.corrupt`.
     /// `now` stamps `schema_migrations.applied_at`.
-    public init(path: String, readerCount: Int = 2, now: @escaping @Sendable () -> Date) throws(StorageError) {
+    /// `checkpointThreshold` is the WAL length, in pages, at which it is copied back into the
+    /// database file (`SQLiteCheckpointer`); 1,000 is SQLite's own `wal_autocheckpoint`.
+    public init(path: String, readerCount: Int = 2, checkpointThreshold: Int = 1_000,
+                now: @escaping @Sendable () -> Date) throws(StorageError) {
         guard readerCount >= 1 else {
             throw StorageError(code: .unsupported, message: "readerCount must be at least 1 (got \(readerCount))")
+        }
+        guard checkpointThreshold >= 1 else {
+            throw StorageError(code: .unsupported, message: "checkpointThreshold must be at least 1 (got \(checkpointThreshold))")
         }
         self.path = path
         self.now = now
@@ -50,7 +59,10 @@ public final class SQLiteDatabase: Database {
             readerConnections.append(ConfinedConnection(try SQLiteConnection(path: path, role: .reader),
                                                         label: "herald.storage.reader.\(index)"))
         }
-        writer = SQLiteWriter(ConfinedConnection(writerConnection, label: "herald.storage.writer"))
+        let checkpointer = SQLiteCheckpointer(
+            ConfinedConnection(try SQLiteConnection(path: path, role: .checkpointer), label: "herald.storage.checkpointer"),
+            threshold: checkpointThreshold)
+        writer = SQLiteWriter(ConfinedConnection(writerConnection, label: "herald.storage.writer"), checkpointer: checkpointer)
         readers = ReaderPool(readerConnections)
     }
 

@@ -18,6 +18,8 @@ final class SQLiteWriter: Sendable {
     static let maximumBatch = 64
 
     private let connection: ConfinedConnection
+    /// Internal, not private: checkpoint tests wait for its passes.
+    let checkpointer: SQLiteCheckpointer
     private let state = Mutex(State())
     private let commits = Atomic<Int>(0)
 
@@ -27,8 +29,9 @@ final class SQLiteWriter: Sendable {
         var isDraining = false
     }
 
-    init(_ connection: ConfinedConnection) {
+    init(_ connection: ConfinedConnection, checkpointer: SQLiteCheckpointer) {
         self.connection = connection
+        self.checkpointer = checkpointer
     }
 
     /// Runs `body` in a write transaction (possibly shared, see above) and returns its result
@@ -52,8 +55,10 @@ final class SQLiteWriter: Sendable {
     /// Writes waiting for the writer (not counting the one running).
     var queuedCount: Int { state.withLock { $0.queued.count } }
 
-    /// Closes the connection after the writes already queued have finished.
+    /// Closes the connection after the writes already queued have finished (the checkpointer
+    /// first, so the writer's is the last connection, which checkpoints and removes the WAL).
     func close() async {
+        await checkpointer.close()
         await connection.close()
     }
 
@@ -83,6 +88,7 @@ final class SQLiteWriter: Sendable {
                     }
                 }
             }
+            checkpointer.afterCommit(connection)
         }
     }
 
