@@ -39,7 +39,7 @@ final class SQLiteConnection {
 
     private var handle: OpaquePointer?
     private var statements: [String: SQLiteStatement] = [:]
-    /// The writer's WAL length in frames (pages) after its last commit, kept by `walHook`.
+    /// The writer's WAL length in frames (pages) after its last commit, kept by its WAL hook.
     private(set) var walFrameCount = 0
 
     /// Number of cached prepared statements (for tests).
@@ -116,17 +116,13 @@ final class SQLiteConnection {
     }
 
     /// Copies as much of the WAL into the database file as no reader still needs, without
-    /// waiting for any lock (SQLITE_CHECKPOINT_PASSIVE); true when the whole WAL was copied,
-    /// so the next write can start it over from the beginning. Best effort: a checkpoint that
-    /// cannot run now (another process holds the checkpoint lock, an I/O error) leaves the WAL
-    /// as it is, and the committed data in it stays valid; the next one tries again.
-    @discardableResult
-    func checkpoint() -> Bool {
-        guard let handle else { return false }
-        var walFrames: Int32 = 0
-        var copiedFrames: Int32 = 0
-        let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &walFrames, &copiedFrames)
-        return rc == SQLITE_OK && walFrames == copiedFrames
+    /// waiting for any lock (SQLITE_CHECKPOINT_PASSIVE); once all of it is copied, the next
+    /// write starts the WAL over from the beginning. Best effort: a checkpoint that cannot run
+    /// now (another process holds the checkpoint lock, an I/O error) leaves the WAL as it is,
+    /// and the committed data in it stays valid; the next one tries again.
+    func checkpoint() {
+        guard let handle else { return }
+        sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
     }
 
     /// Runs setup SQL without caching its statement.

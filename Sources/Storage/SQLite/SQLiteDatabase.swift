@@ -21,7 +21,6 @@ import Glibc
 ///   never occupy one of Swift's few cooperative threads.
 /// - **No shared connections.** Every connection is opened with `SQLITE_OPEN_NOMUTEX` and is
 ///   used by one thread at a time because it lives on its own serial queue.
-///
 /// - **Checkpoints beside the writer.** A connection of its own copies the WAL back into the
 ///   database file while the writer goes on committing (`SQLiteCheckpointer`).
 ///
