@@ -11,4 +11,9 @@ enum BearerAuthorization {
         let token = String(parts[1].trimmingOptionalWhitespace)
         return token.isEmpty ? nil : token
     }
+
+    /// The token of the request's Bearer `Authorization` header; nil without one.
+    static func token(in request: HTTPRequest) -> String? {
+        request.headers["Authorization"].flatMap(token)
+    }
 }

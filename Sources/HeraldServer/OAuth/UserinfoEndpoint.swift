@@ -61,7 +61,7 @@ struct UserinfoEndpoint: Sendable {
     /// The access token from the Authorization header or, on POST, the form-encoded body. A
     /// request using both methods is refused (RFC 6750 §2): which one to believe is ambiguous.
     static func presentedToken(_ request: HTTPRequest) -> PresentedToken {
-        let header = bearerToken(request)
+        let header = BearerAuthorization.token(in: request)
         let usesHeader = header != nil || request.headers["Authorization"].map(hasBearerScheme) == true
         guard request.method == "POST", isFormEncoded(request) else {
             return header.map(PresentedToken.token) ?? .absent
@@ -86,11 +86,6 @@ struct UserinfoEndpoint: Sendable {
 
     private static func hasBearerScheme(_ header: String) -> Bool {
         header.split(separator: " ", maxSplits: 1).first?.lowercased() == "bearer"
-    }
-
-    /// The token of `Authorization: Bearer …` (RFC 6750 §2.1).
-    static func bearerToken(_ request: HTTPRequest) -> String? {
-        request.headers["Authorization"].flatMap(BearerAuthorization.token)
     }
 
     /// 401 (or `status`) with `WWW-Authenticate: Bearer realm=…[, error=…]` (RFC 6750 §3).

@@ -92,7 +92,7 @@ struct SessionRoutes: RouteGroup {
     /// The valid access token of a client the session API serves, or the contract's 401/403
     /// for why it is not one.
     static func authenticate(_ request: HTTPRequest, realmID: String, context: HeraldContext) async throws -> AccessTokenClaims {
-        guard let header = request.headers["Authorization"], let token = BearerAuthorization.token(header) else {
+        guard let token = BearerAuthorization.token(in: request) else {
             throw APIError.unauthorized
         }
         switch try await context.accessTokens.validate(token, realmID: realmID, requiring: .sessionAPIClient) {

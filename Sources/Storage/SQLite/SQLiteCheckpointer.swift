@@ -17,7 +17,7 @@ import Synchronization
 /// during one leaves the WAL to be replayed at the next open.
 final class SQLiteCheckpointer: Sendable {
     /// WAL length in frames at which a commit starts a pass.
-    let threshold: Int
+    private let threshold: Int
     private let connection: ConfinedConnection
     private let isRunning = Atomic<Bool>(false)
     /// Set when a pass ends; the writer's next commit then copies what the pass left over.
