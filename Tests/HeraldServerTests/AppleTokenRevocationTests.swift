@@ -73,7 +73,7 @@ struct AppleTokenRevocationTests {
         }
     }
 
-    @Test("a failed exchange does not fail the login; it is counted, and nothing is stored")
+    @Test("a refused exchange does not fail the login; it is counted by Apple's error, recorded as an event, and nothing is stored")
     func failedExchange() async throws {
         try await Self.with { fixture, apple in
             // Apple knows no such code: 400 invalid_grant.
@@ -82,9 +82,13 @@ struct AppleTokenRevocationTests {
             #expect(login.status == 200)
             try await waitUntil("the failure is counted") {
                 try await fixture.send("GET", "/metrics").text
-                    .contains("herald_apple_calls_total{operation=\"token_exchange\",outcome=\"http_error\"} 1")
+                    .contains("herald_apple_calls_total{operation=\"token_exchange\",outcome=\"invalid_grant\"} 1")
             }
             #expect(try await Self.storedTokens(fixture).isEmpty)
+            try await waitUntil("the refusal is an event") {
+                let events = try await fixture.admin("GET", "/api/admin/realms/acme/events?type=apple.code_exchange_refused")
+                return events.json["items"]?.arrayValue?.first?["reason"] == "invalid_grant"
+            }
         }
     }
 

@@ -22,6 +22,10 @@ public final class FakeAppleAPIServer: Sendable {
         /// Codes not yet exchanged → what their exchange returns.
         var codes: [String: (refreshToken: String, idToken: String)] = [:]
         var failWith: Int?
+        /// While true, token requests wait (``holdTokenRequests()``); these are waiting.
+        var holding = false
+        var held: [CheckedContinuation<Void, Never>] = []
+        var mostHeldAtOnce = 0
     }
 
     public let teamID: String
@@ -46,7 +50,10 @@ public final class FakeAppleAPIServer: Sendable {
         configuration.port = 0
         configuration.threadCount = 1
         var router = Router()
-        router.add("POST", "/auth/token") { [self] request in token(request) }
+        router.add("POST", "/auth/token") { [self] request in
+            await waitWhileHolding()
+            return token(request)
+        }
         router.add("POST", "/auth/revoke") { [self] request in revoke(request) }
         let server = HTTPServer(configuration: configuration, router: router, errorResponder: { status, _ in
             HTTPResponse(status: status, body: Array("error \(status)".utf8))
@@ -67,6 +74,36 @@ public final class FakeAppleAPIServer: Sendable {
     }
 
     public var calls: [Call] { state.withLock { $0.calls } }
+
+    /// Makes token requests wait, as a slow Apple would, until ``releaseTokenRequests()``.
+    public func holdTokenRequests() {
+        state.withLock { $0.holding = true }
+    }
+
+    /// Answers every waiting token request and stops holding.
+    public func releaseTokenRequests() {
+        let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.holding = false
+            defer { state.held = [] }
+            return state.held
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Token requests waiting now, and the most that ever waited at once.
+    public var heldTokenRequests: (now: Int, most: Int) { state.withLock { ($0.held.count, $0.mostHeldAtOnce) } }
+
+    private func waitWhileHolding() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let wait = state.withLock { state -> Bool in
+                guard state.holding else { return false }
+                state.held.append(continuation)
+                state.mostHeldAtOnce = max(state.mostHeldAtOnce, state.held.count)
+                return true
+            }
+            if !wait { continuation.resume() }
+        }
+    }
 
     public func stop() async {
         guard let server = server.withLock({ $0.take() }) else { return }

@@ -112,6 +112,24 @@ public struct DownstreamAuthorizations: Sendable {
     }
 }
 
+extension DownstreamAuthorizations {
+    /// The longest `downstreamState` worth looking up: Herald's handles are `ds_` and 43
+    /// characters; anything longer names nothing.
+    public static let maximumDownstreamStateLength = 128
+
+    /// Whether `downstreamState` names an authorization of `clientID` in the realm that is
+    /// still waiting for its login (unconsumed, unexpired), read in the caller's transaction.
+    /// A flow that will complete it (the Apple web flow) checks this before keeping anything.
+    public static func isPending(_ db: any SQLExecutor, realmID: String, clientID: String, downstreamState: String,
+                                 at: Int64) throws -> Bool {
+        guard downstreamState.utf8.count <= maximumDownstreamStateLength else { return false }
+        return try db.queryOne("""
+            SELECT 1 AS pending FROM pending_authorizations
+            WHERE handle_hash = ? AND realm_id = ? AND client_id = ? AND consumed_at IS NULL AND expires_at > ?
+            """, .blob(SHA256.hash(Array(downstreamState.utf8))), .text(realmID), .text(clientID), .integer(at)) != nil
+    }
+}
+
 /// A recorded pending authorization, as /authorize reports it.
 public struct PendingAuthorization: Sendable, Equatable {
     public let realmID: String

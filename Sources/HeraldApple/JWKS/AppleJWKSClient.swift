@@ -39,6 +39,8 @@ public final class AppleJWKSClient: AppleJWKSFetching {
                                   totalTimeout: configuration.totalTimeout) {
         case .failure(let outcome):
             return .failure(outcome)
+        case .refused:
+            return .failure(.httpError)  // not asked for (`readsRefusals` is off)
         case .body(let body, let cacheControl):
             guard let keySet = try? JWKSet.parse(body), !keySet.keys.isEmpty else { return .failure(.invalid) }
             return .success(keySet, cacheControl: cacheControl)

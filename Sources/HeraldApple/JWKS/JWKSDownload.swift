@@ -12,6 +12,9 @@ import Synchronization
 final class JWKSDownload: NSObject, URLSessionDataDelegate, Sendable {
     enum Result: Sendable {
         case body([UInt8], cacheControl: String?)
+        /// A 4xx whose body was read (only with `readsRefusals`): the server refused the request
+        /// itself, which is not an outage.
+        case refused(status: Int, body: [UInt8])
         case failure(AppleJWKSFetchOutcome)
     }
 
@@ -19,16 +22,22 @@ final class JWKSDownload: NSObject, URLSessionDataDelegate, Sendable {
         var body: [UInt8] = []
         var cacheControl: String?
         var receivedResponse = false
+        /// The 4xx status whose body is being read, when `readsRefusals`.
+        var refusalStatus: Int?
         var finished = false
         var continuation: CheckedContinuation<Result, Never>?
         var task: URLSessionDataTask?
     }
 
     private let maximumBytes: Int
+    /// Whether a 4xx body is read and handed back (`refused`): Apple's token endpoint says why
+    /// it refused in it (`invalid_client`, `invalid_grant`). A key set has nothing to say.
+    private let readsRefusals: Bool
     private let state = Mutex(State())
 
-    init(maximumBytes: Int) {
+    init(maximumBytes: Int, readsRefusals: Bool = false) {
         self.maximumBytes = maximumBytes
+        self.readsRefusals = readsRefusals
     }
 
     /// Starts `task` and suspends until the download finishes one way or another.
@@ -66,6 +75,12 @@ final class JWKSDownload: NSObject, URLSessionDataDelegate, Sendable {
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         state.withLock { $0.receivedResponse = true }
         guard let http = response as? HTTPURLResponse, (200..<300).contains(http.statusCode) else {
+            if readsRefusals, let http = response as? HTTPURLResponse, (400..<500).contains(http.statusCode),
+               response.expectedContentLength <= Int64(maximumBytes) {
+                state.withLock { $0.refusalStatus = http.statusCode }
+                completionHandler(.allow)
+                return
+            }
             finish(.failure(.httpError))
             completionHandler(.cancel)
             return
@@ -102,8 +117,8 @@ final class JWKSDownload: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let error else {
-            let (body, cacheControl) = state.withLock { ($0.body, $0.cacheControl) }
-            finish(.body(body, cacheControl: cacheControl))
+            let (body, cacheControl, refusal) = state.withLock { ($0.body, $0.cacheControl, $0.refusalStatus) }
+            finish(refusal.map { .refused(status: $0, body: body) } ?? .body(body, cacheControl: cacheControl))
             return
         }
         let code = (error as? URLError)?.code

@@ -21,6 +21,8 @@ public struct AppleWebLogin: Sendable {
         case clientNotAllowed
         /// `returnTo` is not one of the client's registered redirect URIs.
         case returnToNotRegistered
+        /// `downstreamState` names no authorization of the client that is waiting for a login.
+        case downstreamStateNotPending
     }
 
     /// How Apple's answer ended.
@@ -28,8 +30,14 @@ public struct AppleWebLogin: Sendable {
         case loggedIn(LoginResult, returnTo: String?)
         /// Apple reported an error (`user_cancelled_authorize` and others): a normal ending.
         case appleError(String, returnTo: String?)
-        /// Unknown, used or expired `state`.
+        /// Unknown, used or expired `state`, or one another browser began.
         case invalidState
+        /// The request carried no browser binding (a cookie blocked or lost): the state, if
+        /// any, was not looked at.
+        case noBrowserBinding
+        /// The client no longer registers the `returnTo` the flow began with (an admin removed
+        /// it, or the client is gone or disabled): nothing is handed to it.
+        case returnToWithdrawn
         /// Neither `code` nor `id_token`.
         case missingCredentials(returnTo: String?)
         /// Apple's token endpoint could not be used (not configured, unreachable, refused).
@@ -44,6 +52,7 @@ public struct AppleWebLogin: Sendable {
     private let authorizeURL: URL
     private let login: IdentityTokenLogin<AppleIdentityVerifier>
     private let vault: AppleTokenVault
+    private let now: @Sendable () -> Date
 
     public init(database: any Database, masterKey: MasterKey, apple: AppleAPIClient,
                 login: IdentityTokenLogin<AppleIdentityVerifier>,
@@ -55,27 +64,37 @@ public struct AppleWebLogin: Sendable {
         authorizeURL = apple.baseURL.appendingPathComponent("auth/authorize")
         self.login = login
         self.vault = vault
+        self.now = now
     }
 
-    /// The URL of Apple's authorize page for this login.
+    /// The URL of Apple's authorize page for this login, begun by the browser holding
+    /// `browserBinding`.
     public func start(realmID: String, clientID: String, downstreamState: String?,
-                      returnTo: String?) async throws -> URL {
+                      returnTo: String?, browserBinding: String) async throws -> URL {
         guard InputRules.isSlug(realmID) else { throw StartError.realmNotFound }
-        let found = try await database.read { db -> (Realm, AppleProviderConfig?, ClientApp?)? in
+        let at = now().unixSeconds
+        let found = try await database.read { db -> (Realm, AppleProviderConfig?, ClientApp?, Bool)? in
             guard let realm = try RealmStore.load(db, id: realmID), realm.enabled else { return nil }
+            let pending = try downstreamState.map {
+                try DownstreamAuthorizations.isPending(db, realmID: realmID, clientID: clientID, downstreamState: $0, at: at)
+            } ?? true
             return (realm, try AppleProviderStore.load(db, realmID: realmID),
-                    try ClientAppStore.load(db, realmID: realmID, clientID: clientID))
+                    try ClientAppStore.load(db, realmID: realmID, clientID: clientID), pending)
         }
-        guard let (_, provider, client) = found else { throw StartError.realmNotFound }
+        guard let (_, provider, client, downstreamPending) = found else { throw StartError.realmNotFound }
         guard let provider, provider.enabled, let redirectURI = provider.returnUrls.first else {
             throw StartError.providerNotConfigured
         }
         guard let client, client.enabled else { throw StartError.unknownClient }
         if downstreamState == nil, !client.firstParty || client.confidential { throw StartError.clientNotAllowed }
+        // A branch B row must name a real pending authorization, so what a caller can make
+        // Herald keep is bounded by /authorize's own limits, not by this route's.
+        guard downstreamPending else { throw StartError.downstreamStateNotPending }
         if let returnTo, !client.redirectUris.contains(returnTo) { throw StartError.returnToNotRegistered }
         let nonce = SecureRandom.token(byteCount: 32)
         let state = try await states.begin(realmID: realmID, AppleWebStates.Pending(
-            clientID: clientID, downstreamState: downstreamState, returnTo: returnTo, nonce: nonce))
+            clientID: clientID, downstreamState: downstreamState, returnTo: returnTo, nonce: nonce),
+            browserBinding: browserBinding)
         let query: [(String, String)] = [
             ("response_type", "code id_token"), ("response_mode", "form_post"),
             ("scope", provider.scopes.joined(separator: " ")), ("client_id", provider.clientId),
@@ -84,10 +103,23 @@ public struct AppleWebLogin: Sendable {
         return URL(string: RedirectURI.appending(query, to: authorizeURL.absoluteString)) ?? authorizeURL
     }
 
-    /// Completes the login Apple answered with `parameters` (the callback's form or query).
-    public func complete(realmID: String, parameters: [String: String], clientIP: String) async throws -> Outcome {
+    /// Completes the login Apple answered with `parameters` (the callback's form or query) in
+    /// the browser holding `browserBinding`.
+    public func complete(realmID: String, parameters: [String: String], browserBinding: String?,
+                         clientIP: String) async throws -> Outcome {
+        guard let browserBinding else { return .noBrowserBinding }
         guard InputRules.isSlug(realmID), let state = parameters["state"],
-              let pending = try await states.take(realmID: realmID, state: state) else { return .invalidState }
+              let pending = try await states.take(realmID: realmID, state: state, browserBinding: browserBinding) else {
+            return .invalidState
+        }
+        if let returnTo = pending.returnTo {
+            // Checked against the client as it is now, as /authorize and branch B do: a redirect
+            // URI an admin removed during the flow must not receive tokens.
+            let client = try await database.read { db in
+                try ClientAppStore.load(db, realmID: realmID, clientID: pending.clientID)
+            }
+            guard let client, client.enabled, client.redirectUris.contains(returnTo) else { return .returnToWithdrawn }
+        }
         if let error = parameters["error"], !error.isEmpty {
             // Apple's codes are short ASCII words; anything else is not echoed.
             let safe = error.utf8.count <= 64 && error.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (0x61...0x7A).contains($0) }

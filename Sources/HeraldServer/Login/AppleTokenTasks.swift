@@ -1,29 +1,17 @@
 import Foundation
 import HeraldApple
-import Synchronization
 
 /// Calls to Apple that a request starts but does not wait for: keeping a native login's Apple
 /// refresh token, and revoking a deleted account's. Neither decides the answer (a failed
 /// exchange does not fail the login; a failed revocation does not undo the delete), so they
 /// run after the response and are counted and logged — without tokens or codes.
 enum AppleTokenTasks {
-    /// At most this many exchanges wait on Apple at once (each may take its 10 s timeout):
-    /// a burst of logins while Apple is slow must not pile up tasks and connections. Over it an
-    /// exchange is skipped (`busy`): the account keeps the refresh token it had, if any.
-    static let maximumExchangesInFlight = 32
-    private static let exchangesInFlight = Atomic<Int>(0)
-
     /// Exchanges `code` (issued to `clientID`, the identity token's audience) in the background.
+    /// Over `AppleAPIClient.maximumExchangesInFlight` it fails at once as `busy`: the account
+    /// keeps the refresh token it had, if any.
     static func keepRefreshToken(code: String, realmID: String, accountID: String, clientID: String,
                                  context: HeraldContext) {
-        let admitted = exchangesInFlight.wrappingAdd(1, ordering: .relaxed).newValue <= maximumExchangesInFlight
-        guard admitted else {
-            exchangesInFlight.wrappingSubtract(1, ordering: .relaxed)
-            context.metrics.recordAppleCall(operation: "token_exchange", outcome: "busy")
-            return
-        }
         Task {
-            defer { exchangesInFlight.wrappingSubtract(1, ordering: .relaxed) }
             let outcome = await context.appleTokens.keepRefreshToken(fromCode: code, realmID: realmID,
                                                                       accountID: accountID, clientID: clientID)
             let label = switch outcome {
@@ -31,8 +19,9 @@ enum AppleTokenTasks {
             case .failure(let failure): failure.rawValue
             }
             context.metrics.recordAppleCall(operation: "token_exchange", outcome: label)
-            if case .failure = outcome {
+            if case .failure(let failure) = outcome {
                 context.logger.warning("apple_token_exchange_failed", ["realm": .string(realmID), "reason": .string(label)])
+                await AppleExchangeRefusals.record(failure, realmID: realmID, clientID: clientID, context: context)
             }
         }
     }

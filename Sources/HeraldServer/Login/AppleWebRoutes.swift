@@ -8,9 +8,12 @@ import Realms
 
 /// Sign in with Apple for browsers and WebViews:
 /// - `GET /api/oauth/:realm/apple/login?clientId=…[&downstreamState=…][&returnTo=…]` → 302 to
-///   Apple's authorize page (`response_mode=form_post`);
-/// - `POST` (form_post) and `GET /api/oauth/:realm/apple/callback` → the result page
-///   (`AppleLoginResultPage`). Apple's `error=` (the user cancelled) is a normal ending, 200.
+///   Apple's authorize page (`response_mode=form_post`), binding the state to the browser with
+///   `AppleWebBrowserCookie`; limited per client IP and client like `/authorize`;
+/// - `POST /api/oauth/:realm/apple/callback` (form_post) → the result page
+///   (`AppleLoginResultPage`). Apple's `error=` (the user cancelled) is a normal ending, 200,
+///   by POST or GET; a code or ID token is taken by POST only, as Apple sends them, so a link
+///   cannot deliver one.
 struct AppleWebRoutes: RouteGroup {
     let context: HeraldContext
 
@@ -39,18 +42,33 @@ struct AppleWebRoutes: RouteGroup {
             throw APIError.invalidFields(["clientId": "is required (at most 128 characters)"])
         }
         let downstream = values["downstreamState"].flatMap { $0.isEmpty ? nil : $0 }
-        if let downstream, downstream.utf8.count > 1024 {
-            throw APIError.invalidFields(["downstreamState": "must be at most 1024 characters"])
+        let maxDownstream = DownstreamAuthorizations.maximumDownstreamStateLength
+        if let downstream, downstream.utf8.count > maxDownstream {
+            throw APIError.invalidFields(["downstreamState": "must be at most \(maxDownstream) characters"])
         }
         let returnTo = values["returnTo"].flatMap { $0.isEmpty ? nil : $0 }
         if let returnTo, returnTo.utf8.count > InputRules.maxURLLength {
             throw APIError.invalidFields(["returnTo": "must be at most \(InputRules.maxURLLength) characters"])
         }
+        let realmID = request.parameter("realm")
+        guard InputRules.isSlug(realmID) else { throw APIError.notFound("Realm") }
+        // Each start keeps a row for ten minutes, so it is counted like /authorize: per address
+        // and per client, valid or not.
+        if let retryAfter = try await context.requestLimiter.admit(
+            realmID: realmID, endpoint: .appleWebLogin, clientIP: context.clientAddresses.clientAddress(of: request),
+            clientID: clientID) {
+            context.logger.info("rate_limited", ["realm": .string(realmID), "endpoint": "apple_web_login",
+                                                 "requestId": .string(request.requestID)])
+            throw APIError.tooManyRequests(retryAfter: retryAfter)
+        }
+        let binding = AppleWebBrowserCookie.binding(in: request) ?? AppleWebBrowserCookie.newBinding()
         do {
-            let url = try await context.appleWeb.start(realmID: request.parameter("realm"), clientID: clientID,
-                                                       downstreamState: downstream, returnTo: returnTo)
-            return HTTPResponse(status: 302, headers: ["Location": url.absoluteString, "Cache-Control": "no-store",
-                                                       "Referrer-Policy": "no-referrer"])
+            let url = try await context.appleWeb.start(realmID: realmID, clientID: clientID, downstreamState: downstream,
+                                                       returnTo: returnTo, browserBinding: binding)
+            return HTTPResponse(status: 302, headers: [
+                "Location": url.absoluteString, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+                "Set-Cookie": AppleWebBrowserCookie.setCookie(binding, maxAgeSeconds: AppleWebStates.lifetimeSeconds),
+            ])
         } catch let error as AppleWebLogin.StartError {
             switch error {
             case .realmNotFound: throw APIError.notFound("Realm")
@@ -64,6 +82,8 @@ struct AppleWebRoutes: RouteGroup {
                                message: "This client may not sign in without a downstream authorization")
             case .returnToNotRegistered:
                 throw APIError.invalidFields(["returnTo": "must be one of the client's registered redirect URIs"])
+            case .downstreamStateNotPending:
+                throw APIError.invalidFields(["downstreamState": "names no pending authorization of this client"])
             }
         }
     }
@@ -89,13 +109,28 @@ struct AppleWebRoutes: RouteGroup {
             }
             parameters[name] = value
         }
+        // Apple posts credentials (form_post) and uses a query only for errors; a GET carrying
+        // a code is someone else's link, refused without looking at its state.
+        if request.method != "POST", parameters["code"] != nil || parameters["id_token"] != nil {
+            return page(400, ["status": "error", "code": "bad_request",
+                              "message": "Apple's credentials are accepted by form_post only"], title: "Sign-in failed")
+        }
         let outcome = try await context.appleWeb.complete(realmID: realmID, parameters: parameters,
+                                                          browserBinding: AppleWebBrowserCookie.binding(in: request),
                                                           clientIP: context.clientAddresses.clientAddress(of: request))
         switch outcome {
         case .invalidState:
             return page(400, ["status": "error", "code": "invalid_state",
-                              "message": "This sign-in is unknown, expired or already finished; start again"],
+                              "message": "This sign-in is unknown, expired, already finished or was begun in another browser; start again"],
                         title: "Sign-in expired")
+        case .noBrowserBinding:
+            return page(400, ["status": "error", "code": "invalid_state",
+                              "message": "This browser did not begin this sign-in (or blocked its cookie); start again"],
+                        title: "Sign-in expired")
+        case .returnToWithdrawn:
+            return page(400, ["status": "error", "code": "invalid_return_to",
+                              "message": "The app no longer accepts this sign-in's return address; start again"],
+                        title: "Sign-in failed")
         case .appleError(let error, let returnTo):
             return page(200, ["status": "cancelled", "error": .string(error)], link: returnTo, title: "Sign-in cancelled")
         case .missingCredentials(let returnTo):
@@ -106,6 +141,16 @@ struct AppleWebRoutes: RouteGroup {
             context.metrics.recordAppleCall(operation: "token_exchange", outcome: failure.rawValue)
             context.logger.warning("apple_token_exchange_failed", ["realm": .string(realmID), "reason": .string(failure.rawValue),
                                                                    "flow": "web"])
+            if failure.isRefusal {
+                // Apple answered and said no: trying again cannot fix a wrong Key ID, Team ID or
+                // key, so the page does not blame Apple's availability, and the operator gets an
+                // event naming Apple's error.
+                await AppleExchangeRefusals.record(failure, realmID: realmID, clientID: nil, context: context)
+                return page(400, ["status": "error", "code": "apple_refused",
+                                  "message": "Apple did not accept this sign-in",
+                                  "details": ["reason": .string(failure.rawValue)]],
+                            link: returnTo, title: "Sign-in failed")
+            }
             let status = failure == .notConfigured ? 404 : 503
             return page(status, ["status": "error", "code": status == 404 ? "provider_not_configured" : "apple_unavailable",
                                  "message": "Apple's token endpoint could not be used; try again"],

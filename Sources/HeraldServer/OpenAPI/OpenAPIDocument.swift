@@ -480,9 +480,16 @@ paths:
         `response_mode=form_post`, the provider's scopes, the Services ID, the first Return
         URL) with a single-use server-side `state` (10 minutes) and the SHA-256 of a nonce
         Herald made. Branch A needs a public first-party `clientId`; with `downstreamState`
-        the login completes that third-party authorization (branch B). `returnTo`, if given,
-        must be one of the client's registered redirect URIs: the result page's button links
-        there.
+        the login completes that third-party authorization (branch B), which must be waiting
+        for its login. `returnTo`, if given, must be one of the client's registered redirect
+        URIs (checked again at the callback): the result page's button links there.
+
+        The state is bound to the browser (login CSRF): the answer sets
+        `__Host-herald-apple-web` (Secure, HttpOnly, `SameSite=None` because Apple's form_post
+        is a cross-site POST, `Path=/`, `Max-Age=600`; a browser that already holds one keeps
+        it, so two tabs can sign in at once) and the callback takes the state only with it.
+        Counted per client IP and per client like `/authorize` (`HERALD_RATE_LIMIT_PER_IP`,
+        `HERALD_RATE_LIMIT_PER_CLIENT`).
       parameters:
         - $ref: "#/components/parameters/RealmId"
         - name: clientId
@@ -495,7 +502,7 @@ paths:
           in: query
           schema:
             type: string
-            maxLength: 1024
+            maxLength: 128
         - name: returnTo
           in: query
           schema:
@@ -508,8 +515,14 @@ paths:
             Location:
               schema:
                 type: string
+            Set-Cookie:
+              description: "`__Host-herald-apple-web=…; Path=/; Max-Age=600; Secure; HttpOnly; SameSite=None`"
+              schema:
+                type: string
         "400":
-          description: "`bad_request`: `clientId` missing, unknown or disabled, or `returnTo` not registered."
+          description: |
+            `bad_request`: `clientId` missing, unknown or disabled, `returnTo` not registered,
+            or `downstreamState` naming no pending authorization of the client.
           content:
             application/json:
               schema:
@@ -530,6 +543,8 @@ paths:
           $ref: "#/components/responses/PayloadTooLarge"
         "414":
           $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/RequestRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
         "503":
@@ -556,6 +571,14 @@ paths:
         `<script type="application/json" id="herald-login-result">`, a `#herald-continue`
         link, a table with tokens masked). Apple's `error` (e.g. `user_cancelled_authorize`) is
         a 200 result with `status: cancelled`.
+
+        The state is taken only in the browser that began the flow (the
+        `__Host-herald-apple-web` cookie set by `/apple/login`); posted anywhere else it is
+        `invalid_state` and stays usable by its own browser. Apple refusing the code exchange
+        (`invalid_client`, `invalid_grant`, another 4xx) is 400 `apple_refused` with
+        `details.reason`, recorded as the security event `apple.code_exchange_refused`; only a
+        network failure or an Apple 5xx is 503 `apple_unavailable`. A `returnTo` the client no
+        longer registers is 400 `invalid_return_to`, and nothing is handed to it.
       parameters:
         - $ref: "#/components/parameters/RealmId"
       requestBody:
@@ -569,8 +592,9 @@ paths:
           $ref: "#/components/responses/AppleLoginResultPage"
         "400":
           description: |
-            The result page (`invalid_state`, `missing_credentials`, `bad_request`), or the JSON
-            envelope when the request itself is unreadable (before any route runs).
+            The result page (`invalid_state`, `missing_credentials`, `bad_request`,
+            `apple_refused`, `invalid_return_to`), or the JSON envelope when the request itself
+            is unreadable (before any route runs).
           content:
             text/html:
               schema:
@@ -600,7 +624,11 @@ paths:
       tags: [Native login]
       operationId: appleWebCallbackGet
       summary: Apple's answer to the web flow (query)
-      description: The same as the POST form, with the parameters in the query.
+      description: |
+        Apple's error answers only (e.g. `error=user_cancelled_authorize`, a 200 cancelled
+        result), from the browser that began the flow. A `code` or `id_token` in the query is
+        400 `bad_request` without its state being looked at: Apple sends credentials by
+        form_post only, so a link carrying them is someone else's.
       parameters:
         - $ref: "#/components/parameters/RealmId"
         - {name: state, in: query, schema: {type: string}}
@@ -613,8 +641,9 @@ paths:
           $ref: "#/components/responses/AppleLoginResultPage"
         "400":
           description: |
-            The result page (`invalid_state`, `missing_credentials`, `bad_request`), or the JSON
-            envelope when the request itself is unreadable (before any route runs).
+            The result page (`invalid_state`, `missing_credentials`, `bad_request`,
+            `apple_refused`, `invalid_return_to`), or the JSON envelope when the request itself
+            is unreadable (before any route runs).
           content:
             text/html:
               schema:
@@ -2056,7 +2085,9 @@ paths:
         `registration_disabled`, `account_disabled`, …; only failures counted against the
         login limit), `refresh_token.reused` and `authorization_code.reused` (the session was
         revoked), `account.disabled`, `account.enabled`, `account.deleted` (with the admin
-        token's name as `actor`). Each is written in the transaction of what it records where
+        token's name as `actor`), `apple.code_exchange_refused` (Apple refused an authorization
+        code exchange; reason Apple's error: `invalid_client` — check the Team ID, Key ID and
+        `.p8` key — `invalid_grant` or `refused`; `actor` `apple`). Each is written in the transaction of what it records where
         there is one. Events never hold a token, code, secret, nonce or email; `clientId` is set
         only once the client was found. Kept for `HERALD_EVENT_RETENTION` days (default 30).
       security:
@@ -2507,8 +2538,9 @@ components:
     SessionUnauthorized:
       description: |
         The bearer access token is refused: `unauthorized` (missing, malformed or unknown token),
-        `wrong_token_type` (an ID, refresh or admin token sent as the access token;
-        `details.presented` is `id_token`, `refresh_token` or `admin_token`), `token_expired`,
+        `wrong_token_type` (an ID or refresh token of the realm sent as the access token;
+        `details.presented` is `id_token` or `refresh_token`; an admin token is plain
+        `unauthorized`, so this route tells nobody whether a string is one), `token_expired`,
         `token_revoked` (logout, reuse of a rotated refresh token, admin revocation) or
         `account_deleted`.
       headers:
@@ -3584,7 +3616,7 @@ components:
             after: 600
     SecurityEventType:
       type: string
-      enum: [login.succeeded, login.failed, refresh_token.reused, authorization_code.reused, account.disabled, account.enabled, account.deleted]
+      enum: [login.succeeded, login.failed, refresh_token.reused, authorization_code.reused, account.disabled, account.enabled, account.deleted, apple.code_exchange_refused]
     SecurityEvent:
       type: object
       required: [id, realmId, at, type, reason, accountId, clientId, sessionId, clientIp, actor]

@@ -17,6 +17,8 @@ final class RequestRateLimiter: Sendable {
         case token
         case sessionRefresh = "session_refresh"
         case authorize
+        /// The start of Apple's web flow (each keeps a row for ten minutes).
+        case appleWebLogin = "apple_web_login"
         /// Failed admin authentications, counted under no realm (`realm_id` '').
         case adminAuthentication = "admin_authentication"
     }

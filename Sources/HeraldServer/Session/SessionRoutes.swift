@@ -99,12 +99,11 @@ struct SessionRoutes: RouteGroup {
         case .valid(let claims): return claims
         case .invalid:
             // Only now, on the failure path, look at what else it might be: an app that sends
-            // its ID, refresh or admin token has a bug to fix, not a person to sign out.
+            // its ID or refresh token has a bug to fix, not a person to sign out. Admin tokens
+            // are never looked up here: this public route must not tell anyone whether a string
+            // is a live admin token (issue #38), so one is simply not a session token.
             if let kind = try await context.accessTokens.misusedTokenKind(token, realmID: realmID) {
                 throw APIError.wrongTokenType(presented: kind == .idToken ? "id_token" : "refresh_token")
-            }
-            if try await AdminTokenStore(database: context.database, now: context.now).authenticate(token) != nil {
-                throw APIError.wrongTokenType(presented: "admin_token")
             }
             throw APIError.invalidAccessToken
         case .clientNotAllowed: throw APIError.sessionAPIClientNotAllowed
@@ -126,8 +125,8 @@ extension APIError {
                                        headers: bearerChallenge)
     static let accountDeleted = APIError(status: 401, code: "account_deleted", message: "The account has been deleted",
                                          headers: bearerChallenge)
-    /// Another Herald credential where an access token belongs; `presented` (`id_token`,
-    /// `refresh_token`, `admin_token`) names which, never the token.
+    /// Another of the realm's session credentials where an access token belongs; `presented`
+    /// (`id_token`, `refresh_token`) names which, never the token.
     static func wrongTokenType(presented: String) -> APIError {
         APIError(status: 401, code: "wrong_token_type", message: "Not an access token: send the access token",
                  details: ["presented": .string(presented)], headers: bearerChallenge)

@@ -14,6 +14,9 @@ public enum SecurityEventType: String, Sendable, CaseIterable, Codable {
     case accountEnabled = "account.enabled"
     /// An admin deleted the account.
     case accountDeleted = "account.deleted"
+    /// Apple refused an authorization-code exchange; `reason` is Apple's error
+    /// (`invalid_client`: check the Team ID, Key ID and key; `invalid_grant`; `refused`).
+    case appleCodeExchangeRefused = "apple.code_exchange_refused"
 }
 
 /// One recorded security event of a realm. It never holds a token, code, secret, nonce or
