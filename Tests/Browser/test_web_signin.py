@@ -69,6 +69,12 @@ def _start(browser, herald):
 def test_sign_in_in_a_browser(browser, herald, apple):
     _start(browser, herald)
     assert browser.current_url.startswith(apple.base + "/auth/authorize?")
+    # The cookie binding the state to this browser (login CSRF) was accepted as sent; read it
+    # on Herald's origin, where it lives.
+    browser.get(f"{herald}/healthz")
+    binding = browser.get_cookie("__Host-herald-apple-web")
+    assert binding and binding["secure"] and binding["httpOnly"] and binding["sameSite"] == "None", binding
+    browser.back()
     browser.find_element(By.ID, "continue").click()
     result = _result(browser)
     assert result["status"] == "success", result
