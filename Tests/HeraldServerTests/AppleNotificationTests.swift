@@ -162,6 +162,36 @@ struct AppleNotificationTests {
         }
     }
 
+    @Test("an expired notification is 400 expired and changes nothing; one expired by less than the leeway is applied")
+    func expiredNotification() async throws {
+        try await NativeLoginFixture.with { fixture in
+            let login = try await fixture.loginOK()
+            let id = try #require(login["userId"]?.stringValue)
+            let access = try #require(login["accessToken"]?.stringValue)
+            let now = Date().timeIntervalSince1970.rounded(.down)
+            let expired = payload(fixture, type: "account-delete") {
+                $0.claims["iat"] = .number(now - 2 * 86_400)
+                $0.claims["exp"] = .number(now - 86_400)
+            }
+            let refused = try await notify(fixture, expired)
+            #expect(refused.status == 400, "\(refused.text)")
+            #expect(refused.code == "invalid_notification")
+            #expect(refused.json["details"]?["reason"] == "expired")
+            #expect(try await fixture.me(access).status == 200, "the sessions are still valid")
+            #expect(try await account(fixture, id)["status"] == "active")
+
+            // Half of the 60 s leeway (AppleIdentityVerifier.clockLeewaySeconds) past `exp`.
+            let late = payload(fixture, type: "consent-revoked") {
+                $0.claims["iat"] = .number(now - 86_400)
+                $0.claims["exp"] = .number(now - 30)
+            }
+            let applied = try await notify(fixture, late)
+            #expect(applied.status == 200, "\(applied.text)")
+            #expect(applied.json["outcome"] == "applied")
+            #expect(try await fixture.me(access).code == "token_revoked")
+        }
+    }
+
     @Test("Apple's JWKS unreachable → 503 apple_unavailable with Retry-After, so Apple retries; nothing changed")
     func appleUnavailable() async throws {
         try await NativeLoginFixture.with { fixture in
