@@ -46,6 +46,37 @@ static inline struct MHD_OptionItem herald_MHD_option_uri_log(herald_MHD_URILogC
     return item;
 }
 
+/// Ends libmicrohttpd's copy of the query right after its '?', so MHD parses no query arguments.
+///
+/// Why: MHD 0.9.75 (Debian's libmicrohttpd12; src/microhttpd/connection.c,
+/// parse_initial_message_line) parses every argument of the query into a record of the
+/// connection's memory pool. About 1 000 short arguments, well inside Herald's target limit,
+/// exhaust the pool: connection_add_header then queues a 431 but the parse goes on, and the
+/// connection is left without an answer until it times out. Herald never reads MHD's parsed
+/// arguments (it copies the raw target in the URI log callback and parses the query itself,
+/// HTTPRequest.queryItems), so MHD is given an empty query instead.
+///
+/// Why this is safe: MHD calls the URI log callback with `uri` pointing into its own writable
+/// read buffer ("log callback before we modify URI *or* args"), after it has found the first
+/// '?' of the target (memchr) and before it writes a NUL there and parses what follows. The
+/// callback's `const` is MHD's promise to itself, not read-only memory. Writing the NUL one byte
+/// past that '?' leaves the '?' where MHD found it, so MHD's own NUL still ends the path, and
+/// the argument string it parses is empty. The target ends at a NUL MHD wrote (over the space
+/// before the HTTP version, or the line end), so '?'+1 is within the buffer. The caller must
+/// have copied the target first. A '?' after a raw NUL in the target is not reached; such a
+/// target is refused 400 by the dispatcher, but MHD still parses its arguments first.
+///
+/// On an MHD upgrade, re-check in parse_initial_message_line that the URI log callback still
+/// runs after the '?' is located and before the arguments are parsed, on the same buffer; that
+/// `connection->url` still comes from that buffer; and that nothing Herald calls reads GET
+/// arguments (MHD_lookup_connection_value / MHD_get_connection_values with
+/// MHD_GET_ARGUMENT_KIND). tests: ServerQueryArgumentTests.
+static inline void herald_MHD_skip_query_arguments(const char *uri) {
+    if (uri == NULL) return;
+    char *question = strchr((char *)uri, '?');
+    if (question != NULL && question[1] != '\0') question[1] = '\0';
+}
+
 static inline struct MHD_OptionItem herald_MHD_option_external_logger(MHD_LogCallback callback, void *cls) {
     struct MHD_OptionItem item = { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)callback, cls };
     return item;

@@ -108,7 +108,7 @@ struct RouterTests {
             Issue.record("expected 405")
             return
         }
-        #expect(allowed == ["GET", "POST"])
+        #expect(allowed == ["GET", "HEAD", "POST"], "HEAD is allowed wherever GET is")
     }
 
     @Test func methodsAreCaseSensitive() {
@@ -117,7 +117,11 @@ struct RouterTests {
             Issue.record("expected 405")
             return
         }
-        #expect(allowed == ["GET"])
+        #expect(allowed == ["GET", "HEAD"])
+        guard case .methodNotAllowed = router.resolve(method: "head", path: "/items") else {
+            Issue.record("lowercase head is not HEAD")
+            return
+        }
     }
 
     @Test func unknownPathIsNotFound() {
@@ -138,6 +142,41 @@ struct RouterTests {
     @Test func parameterRouteOfThisMethodWinsOverLiteralOfAnother() {
         let router = Self.router([("GET", "/realms/:id"), ("DELETE", "/realms/new")])
         #expect(Self.matched(router.resolve(method: "GET", path: "/realms/new"))?.template == "/realms/:id")
+    }
+
+    @Test func headWithoutARouteOfItsOwnIsAnsweredByTheGetRoute() async throws {
+        let router = Self.router([("GET", "/healthz"), ("GET", "/realms/:id"), ("GET", "/realms/new"), ("POST", "/realms/:id")])
+        #expect(Self.matched(router.resolve(method: "HEAD", path: "/healthz"))?.template == "/healthz")
+        #expect(Self.matched(router.resolve(method: "HEAD", path: "/realms/r1"))?.parameters == ["id": "r1"])
+        #expect(Self.matched(router.resolve(method: "HEAD", path: "/realms/new"))?.template == "/realms/new")
+        guard case .matched(let handler, _, _) = router.resolve(method: "HEAD", path: "/realms/r1") else {
+            Issue.record("HEAD /realms/r1 did not match")
+            return
+        }
+        #expect(await handler(HTTPRequest(method: "HEAD", path: "/realms/r1", requestID: "r")).body == Array("GET /realms/:id".utf8))
+        #expect(router.routes.count == 4, "no HEAD route is registered")
+    }
+
+    @Test func headRouteOfItsOwnWinsOverTheGetRoute() async {
+        let router = Self.router([("GET", "/items/:id"), ("HEAD", "/items/:id")])
+        guard case .matched(let handler, _, _) = router.resolve(method: "HEAD", path: "/items/1") else {
+            Issue.record("expected a match")
+            return
+        }
+        #expect(await handler(HTTPRequest(method: "HEAD", path: "/items/1", requestID: "r")).body == Array("HEAD /items/:id".utf8))
+    }
+
+    @Test func headOnARouteWithoutGetIs405WithoutHeadInAllow() {
+        let router = Self.router([("POST", "/token"), ("DELETE", "/token")])
+        guard case .methodNotAllowed(let allowed) = router.resolve(method: "HEAD", path: "/token") else {
+            Issue.record("expected 405")
+            return
+        }
+        #expect(allowed == ["DELETE", "POST"])
+        guard case .notFound = router.resolve(method: "HEAD", path: "/nothing") else {
+            Issue.record("expected 404")
+            return
+        }
     }
 
     @Test func routesAreListedInRegistrationOrder() {

@@ -44,9 +44,45 @@ struct ServerRoutingTests {
             let response = try await server.fetch("DELETE", "/items")
             #expect(response.status == 405)
             #expect(response.text == "error 405")
-            #expect(response.header("allow") == "GET, POST")
+            #expect(response.header("allow") == "GET, HEAD, POST")
             let created = try await server.fetch("POST", "/items", body: [])
             #expect(created.status == 201)
+        }
+    }
+
+    /// RFC 9110 §9.3.2: HEAD is GET without the body. libmicrohttpd leaves the body out and
+    /// keeps the GET body's Content-Length (§8.6); the GET that follows on the same connection
+    /// is read cleanly only if no body bytes were sent after the HEAD answer.
+    @Test func headIsAnsweredByTheGetRouteWithoutABody() async throws {
+        try await withServer(routes: Self.routes) { server in
+            let port = server.boundPort
+            let (head, get) = try await RawHTTPConnection.run { () -> (RawResponse, RawResponse) in
+                let connection = try RawHTTPConnection(port: port)
+                try connection.send("HEAD /hello/world HTTP/1.1\r\nHost: t\r\n\r\n")
+                let head = try connection.readResponse(hasBody: false)
+                try connection.send("GET /hello/world HTTP/1.1\r\nHost: t\r\n\r\n")
+                return (head, try connection.readResponse())
+            }
+            #expect(head.status == 200)
+            #expect(get.status == 200)
+            #expect(get.text == "hello world via /hello/:name")
+            #expect(head.header("Content-Length") == String(get.body.count))
+            #expect(head.header("x-request-id") != nil)
+        }
+    }
+
+    @Test func headOnAPostOnlyRouteIs405AndHeadIsNotAllowedThere() async throws {
+        try await withServer(routes: { router in
+            router.add("POST", "/submit") { _ in text(201, "created") }
+        }) { server in
+            let port = server.boundPort
+            let response = try await RawHTTPConnection.run { () -> RawResponse in
+                let connection = try RawHTTPConnection(port: port)
+                try connection.send("HEAD /submit HTTP/1.1\r\nHost: t\r\n\r\n")
+                return try connection.readResponse(hasBody: false)
+            }
+            #expect(response.status == 405)
+            #expect(response.header("Allow") == "POST")
         }
     }
 

@@ -156,6 +156,22 @@ struct AdminAccessScopeTests {
         }
     }
 
+    @Test("HEAD on an admin GET route is a read: a viewer gets 200 without a body and is not refused as a writer")
+    func headIsARead() async throws {
+        try await RunningHerald.with { herald throws in
+            try await herald.createRealm("acme")
+            let viewer = try await Self.token(herald, "viewer-head", role: .viewer)
+            let get = try await herald.admin("GET", "/api/admin/realms/acme", token: viewer)
+            let head = try await herald.admin("HEAD", "/api/admin/realms/acme", token: viewer)
+            #expect(get.status == 200 && head.status == 200, "\(head.status)")
+            #expect(head.body.isEmpty && head.header("Content-Length") == String(get.body.count))
+            let refused = try await herald.admin("HEAD", "/api/admin/realms/acme", token: "hadm_not-a-token")
+            #expect(refused.status == 401)
+            let audit = try await herald.admin("GET", "/api/admin/audit?action=admin.denied")
+            #expect(audit.items.isEmpty, "a viewer's HEAD is not a refused write")
+        }
+    }
+
     @Test("a refusal is audited with the token's name, the path and why, and no secret")
     func refusalIsAudited() async throws {
         try await RunningHerald.with { herald throws in

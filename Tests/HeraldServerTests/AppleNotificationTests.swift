@@ -2,6 +2,7 @@ import Foundation
 import Grants
 import HeraldTestSupport
 import JOSE
+import Storage
 import Testing
 @testable import HeraldServer
 
@@ -31,6 +32,28 @@ private func notify(_ fixture: NativeLoginFixture, _ payload: String, realm: Str
 
 private func account(_ fixture: NativeLoginFixture, _ id: String) async throws -> [String: JSONValue] {
     try await fixture.admin("GET", "/api/admin/realms/acme/accounts/\(id)").json
+}
+
+/// Stores an Apple refresh token row for the account as the vault keeps one (the sealed bytes
+/// are opaque here: nothing in these tests opens them).
+private func storeAppleToken(_ fixture: NativeLoginFixture, accountID: String, clientID: String) async throws {
+    try await fixture.herald.application.context.database.write { db in
+        try db.execute("""
+            INSERT INTO apple_refresh_tokens (realm_id, account_id, client_id, sealed_token, stored_at)
+            VALUES ('acme', ?, ?, ?, 1)
+            """, .text(accountID), .text(clientID), .blob(Array("sealed-\(accountID)".utf8)))
+    }
+}
+
+/// The accounts that have stored Apple refresh tokens, one entry per row, and the number of
+/// revocations queued.
+private func appleTokens(_ fixture: NativeLoginFixture) async throws -> (accounts: [String], queued: Int) {
+    try await fixture.herald.application.context.database.read { db in
+        let accounts = try db.query("SELECT account_id FROM apple_refresh_tokens ORDER BY account_id, client_id")
+            .map { try $0.string("account_id") }
+        let queued = try db.query("SELECT id FROM apple_token_revocations").count
+        return (accounts, queued)
+    }
 }
 
 @Suite("Apple server-to-server notifications")
@@ -84,6 +107,37 @@ struct AppleNotificationTests {
             #expect(audit.contains("account.delete"))
             let again = try await fixture.send("POST", "/api/oauth/acme/apple/notifications", json: ["payload": .string(event)])
             #expect(again.status == 200 && again.json["outcome"] == "duplicate")
+        }
+    }
+
+    @Test("consent-revoked and account-delete delete the account's Apple refresh tokens without queuing a revocation",
+          arguments: Backend.allCases)
+    func appleTokensForgotten(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
+            func accountID(_ subject: String) async throws -> String {
+                let login = try await fixture.loginOK(subject: subject, email: "\(subject)@example.com")
+                return try #require(login["userId"]?.stringValue)
+            }
+            let revoking = try await accountID("001111.revoking.0001")
+            let leaving = try await accountID("002222.leaving.0002")
+            let staying = try await accountID("003333.staying.0003")
+            for account in [revoking, leaving, staying] {
+                try await storeAppleToken(fixture, accountID: account, clientID: "com.example.herald.web")
+            }
+            try await storeAppleToken(fixture, accountID: revoking, clientID: AppleTokenMinter.defaultAudience)
+            try await storeAppleToken(fixture, accountID: leaving, clientID: AppleTokenMinter.defaultAudience)
+            #expect(try await appleTokens(fixture).accounts.count == 5)
+
+            let consent = try await notify(fixture, payload(fixture, type: "consent-revoked", subject: "001111.revoking.0001"))
+            #expect(consent.status == 200 && consent.json["outcome"] == "applied", "\(consent.text)")
+            #expect(try await appleTokens(fixture).accounts.sorted() == [leaving, leaving, staying].sorted())
+
+            let delete = try await notify(fixture, payload(fixture, type: "account-delete", subject: "002222.leaving.0002"))
+            #expect(delete.status == 200 && delete.json["outcome"] == "applied", "\(delete.text)")
+            #expect(try await account(fixture, leaving)["status"] == "deleted")
+            let after = try await appleTokens(fixture)
+            #expect(after.accounts == [staying])
+            #expect(after.queued == 0, "no revocation is queued: Apple has already revoked the tokens")
         }
     }
 
@@ -159,6 +213,36 @@ struct AppleNotificationTests {
             #expect(try await fixture.me(access).status == 200)
             let metrics = try await fixture.send("GET", "/metrics").text
             #expect(metrics.contains("herald_apple_notifications_total{type=\"unverified\",outcome=\"rejected_signature\"} 1"))
+        }
+    }
+
+    @Test("an expired notification is 400 expired and changes nothing; one expired by less than the leeway is applied")
+    func expiredNotification() async throws {
+        try await NativeLoginFixture.with { fixture in
+            let login = try await fixture.loginOK()
+            let id = try #require(login["userId"]?.stringValue)
+            let access = try #require(login["accessToken"]?.stringValue)
+            let now = Date().timeIntervalSince1970.rounded(.down)
+            let expired = payload(fixture, type: "account-delete") {
+                $0.claims["iat"] = .number(now - 2 * 86_400)
+                $0.claims["exp"] = .number(now - 86_400)
+            }
+            let refused = try await notify(fixture, expired)
+            #expect(refused.status == 400, "\(refused.text)")
+            #expect(refused.code == "invalid_notification")
+            #expect(refused.json["details"]?["reason"] == "expired")
+            #expect(try await fixture.me(access).status == 200, "the sessions are still valid")
+            #expect(try await account(fixture, id)["status"] == "active")
+
+            // Half of the 60 s leeway (AppleIdentityVerifier.clockLeewaySeconds) past `exp`.
+            let late = payload(fixture, type: "consent-revoked") {
+                $0.claims["iat"] = .number(now - 86_400)
+                $0.claims["exp"] = .number(now - 30)
+            }
+            let applied = try await notify(fixture, late)
+            #expect(applied.status == 200, "\(applied.text)")
+            #expect(applied.json["outcome"] == "applied")
+            #expect(try await fixture.me(access).code == "token_revoked")
         }
     }
 

@@ -37,6 +37,39 @@ import Testing
         }
     }
 
+    /// RFC 9110 §9.3.2: every GET route answers HEAD with GET's status and headers and no body;
+    /// Content-Length is the GET body's (§8.6). The test client reads a HEAD answer to the
+    /// connection's close, so body bytes the server sent anyway would show in `body`.
+    @Test func headOnGetRoutesAnswersLikeGetWithoutABody() async throws {
+        try await RunningHerald.with { herald in
+            try await herald.createRealm("acme")
+            let paths = ["/healthz", "/readyz", "/console/", "/api-docs/openapi.yaml", "/api/oauth/acme/jwks.json",
+                         "/api/oauth/acme/.well-known/openid-configuration"]
+            for path in paths {
+                let get = try await herald.send("GET", path)
+                let head = try await herald.send("HEAD", path)
+                #expect(get.status == 200, "GET \(path)")
+                #expect(head.status == 200, "HEAD \(path)")
+                #expect(head.body.isEmpty, "HEAD \(path) sent \(head.body.count) body bytes")
+                #expect(!get.body.isEmpty && head.header("Content-Length") == String(get.body.count), "HEAD \(path)")
+                #expect(head.header("Content-Type") == get.header("Content-Type"), "HEAD \(path)")
+            }
+        }
+    }
+
+    @Test func headOnAPostOnlyRouteIs405AllowingPostOnly() async throws {
+        try await RunningHerald.with { herald in
+            try await herald.createRealm("acme")
+            let head = try await herald.send("HEAD", "/api/oauth/acme/token")
+            #expect(head.status == 405)
+            #expect(head.header("Allow") == "POST")
+            #expect(head.body.isEmpty)
+            let delete = try await herald.send("DELETE", "/healthz")
+            #expect(delete.status == 405)
+            #expect(delete.header("Allow") == "GET, HEAD")
+        }
+    }
+
     @Test func oversizeBodyIs413WithEnvelope() async throws {
         try await RunningHerald.with { herald in
             let response = try await herald.send("POST", "/healthz", body: [UInt8](repeating: 65, count: 70_000))

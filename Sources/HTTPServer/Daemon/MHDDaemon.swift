@@ -153,6 +153,9 @@ final class MHDDaemon: Sendable {
         guard let cls else { return nil }
         let dispatcher = Unmanaged<RequestDispatcher>.fromOpaque(cls).takeUnretainedValue()
         let state = dispatcher.requestLineRead(target: uri.map { String(cString: $0) } ?? "", byteCount: uri.map { strlen($0) } ?? 0)
+        // Now that the target is copied, MHD is left an empty query: it would otherwise parse
+        // every argument into its memory pool and hang when the pool runs out (see the shim).
+        herald_MHD_skip_query_arguments(uri)
         // +1 retain owned by MHD's per-request pointer until requestCompleted releases it.
         return Unmanaged.passRetained(state).toOpaque()
     }

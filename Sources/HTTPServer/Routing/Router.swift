@@ -62,24 +62,39 @@ public struct Router: Sendable {
         return resolve(method: method, segments: segments)
     }
 
+    /// A HEAD request without a HEAD route of its own is answered by the GET route (RFC 9110
+    /// §9.3.2): load balancers and link checkers probe with HEAD, and libmicrohttpd leaves the
+    /// body out of the response (keeping the GET body's Content-Length). So every GET route
+    /// answers HEAD without a second registration, and a 405's `Allow` lists HEAD beside GET.
     func resolve(method: String, segments: [String]) -> RouteResolution {
         guard let candidates = bySegmentCount[segments.count] else { return .notFound }
         var best: (index: Int, parameters: [String: String])?
+        var bestGet: (index: Int, parameters: [String: String])?
         var allowed: Set<String> = []
         for index in candidates {
             guard let parameters = table[index].template.match(segments) else { continue }
-            guard table[index].method == method else {
-                allowed.insert(table[index].method)
-                continue
-            }
-            if best == nil || table[index].template.isMoreSpecific(than: table[best!.index].template) {
-                best = (index, parameters)
+            let routeMethod = table[index].method
+            allowed.insert(routeMethod)
+            if routeMethod == method {
+                best = moreSpecific(best, (index, parameters))
+            } else if method == "HEAD", routeMethod == "GET" {
+                bestGet = moreSpecific(bestGet, (index, parameters))
             }
         }
-        if let best {
-            let route = table[best.index]
-            return .matched(route.handler, parameters: best.parameters, template: route.template.text)
+        if let found = best ?? bestGet {
+            let route = table[found.index]
+            return .matched(route.handler, parameters: found.parameters, template: route.template.text)
         }
+        if allowed.contains("GET") { allowed.insert("HEAD") }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed.sorted())
+    }
+
+    /// The match of the more specific template; `current` on a tie (the earlier registration).
+    private func moreSpecific(_ current: (index: Int, parameters: [String: String])?,
+                              _ candidate: (index: Int, parameters: [String: String])) -> (index: Int, parameters: [String: String]) {
+        if let current, !table[candidate.index].template.isMoreSpecific(than: table[current.index].template) {
+            return current
+        }
+        return candidate
     }
 }

@@ -118,6 +118,14 @@ public struct AppleTokenVault: AccountDeletionHook {
                 """, .text(SecureRandom.token(byteCount: 16)), .text(realmID), .text(try row.string("client_id")),
                 .blob(try row.bytes("sealed_token")), .integer(at), .integer(at))
         }
+        try Self.forget(db, realmID: realmID, accountID: accountID)
+    }
+
+    /// Deletes the account's stored Apple refresh tokens without revoking them, inside the
+    /// caller's transaction: for when Apple itself has already ended them (its `account-delete`
+    /// and `consent-revoked` notifications), so a revocation call would be pointless and the
+    /// sealed tokens must not outlive the authorization they stood for.
+    public static func forget(_ db: any SQLExecutor, realmID: String, accountID: String) throws {
         try db.execute("DELETE FROM apple_refresh_tokens WHERE realm_id = ? AND account_id = ?", .text(realmID), .text(accountID))
     }
 

@@ -9,6 +9,8 @@ import Synchronization
 ///   (Apple is Herald's only identity provider, so every session came from it);
 /// - `account-delete`: the account is deleted as the admin delete does it (email freed,
 ///   identities unlinked, sessions revoked);
+/// - for both, the account's stored Apple refresh tokens are deleted (`AppleTokenVault.forget`)
+///   but not queued for revocation: Apple has already revoked them;
 /// - `email-enabled` / `email-disabled`: the identity's relay flag is recorded.
 /// A subject Herald does not know, or a type it does not know, is recorded and acknowledged:
 /// Apple must not retry it.
@@ -101,11 +103,20 @@ public final class AppleNotificationProcessor: Sendable {
         case .consentRevoked:
             try AccountStore.unlink(db, realmID: realmID, provider: provider, openID: subject)
             try sessions.revokeSessions(realmID: realmID, accountID: account.id, in: db)
+            // The user withdrew the app's authorization at Apple, which revoked its refresh
+            // tokens there: revoking them again would be a wasted call, and keeping them would
+            // keep a credential for an authorization that no longer exists.
+            try AppleTokenVault.forget(db, realmID: realmID, accountID: account.id)
             try audit("account.unlink", ["identity": FieldChange(before: .string(provider), after: .null)])
             return .applied
         case .accountDelete:
-            return try AccountStore.delete(db, realmID: realmID, id: account.id, at: at, context: context,
-                                           sessions: sessions) ? .applied : .ignored
+            // Unlike the admin delete (AccountStore's deletion hook queues a revocation at
+            // Apple), the Apple account is already gone, and its tokens with it: they are only
+            // deleted here, in the same transaction as the account.
+            guard try AccountStore.delete(db, realmID: realmID, id: account.id, at: at, context: context,
+                                          sessions: sessions) else { return .ignored }
+            try AppleTokenVault.forget(db, realmID: realmID, accountID: account.id)
+            return .applied
         case .emailEnabled, .emailDisabled:
             let enabled = notification.type == .emailEnabled
             try AccountStore.setEmailRelay(db, realmID: realmID, provider: provider, openID: subject, enabled: enabled)

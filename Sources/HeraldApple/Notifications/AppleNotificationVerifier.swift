@@ -3,9 +3,12 @@ import JOSE
 
 /// Verifies the signed payload of an Apple server-to-server notification with the same checks
 /// (and the same JWKS cache) as identity tokens: structure, algorithm allow-list, `kid`,
-/// signature, issuer, audience among the realm's. Notifications carry no `exp`; instead `iat`
-/// must be a whole second, not in the future beyond the leeway and not older than
-/// `maximumAgeSeconds`, which bounds how long `jti`s must be remembered for idempotency.
+/// signature, issuer, audience among the realm's. Apple's payloads carry `exp` (`iat` + 1 day):
+/// an expired one is refused (RFC 7519 §4.1.4), with the identity tokens' leeway for clock skew.
+/// `iat` must be a whole second, not in the future beyond the leeway and not older than
+/// `maximumAgeSeconds`, which bounds how long `jti`s must be remembered for idempotency. A
+/// payload without `exp` is still accepted, bounded by that age alone, as it was before Herald
+/// read `exp`.
 public struct AppleNotificationVerifier: Sendable {
     /// A payload older than this (by `iat`) is refused as `expired`; processed `jti`s are kept
     /// at least this long, so an accepted replay is always recognised.
@@ -66,10 +69,20 @@ public struct AppleNotificationVerifier: Sendable {
         guard let issuedAt = claims["iat"]?.int64Value, (0...253_402_300_799).contains(issuedAt) else {
             return .rejected(.token(.malformed))
         }
+        // `exp`, when present, is read like `iat`: anything but a whole second in range is malformed.
+        var expiresAt: Int64?
+        if let claim = claims["exp"] {
+            guard let value = claim.int64Value, (0...253_402_300_799).contains(value) else {
+                return .rejected(.token(.malformed))
+            }
+            expiresAt = value
+        }
         let at = now().unixSeconds
         let leeway = Int64(AppleIdentityVerifier.clockLeewaySeconds)
         if issuedAt > at + leeway { return .rejected(.token(.notYetValid)) }
         if issuedAt < at - Self.maximumAgeSeconds { return .rejected(.token(.expired)) }
+        // Expired once `exp` + leeway is reached, as identity tokens are (ExpiryCheck).
+        if let expiresAt, at >= expiresAt + leeway { return .rejected(.token(.expired)) }
         guard let id = claims["jti"]?.stringValue, Self.isIdentifier(id),
               let event = Self.event(claims), let typeName = event["type"]?.stringValue, !typeName.isEmpty,
               typeName.utf8.count <= 64, let subject = event["sub"]?.stringValue, Self.isIdentifier(subject) else {

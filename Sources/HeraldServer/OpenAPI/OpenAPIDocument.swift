@@ -17,6 +17,9 @@ info:
     - Herald's own JSON (admin API, native login, session API) is camelCase; OAuth protocol
       endpoints use the RFCs' snake_case names.
     - Every response carries `X-Request-Id` (a valid incoming one is echoed, else one is generated).
+    - Every GET operation also answers HEAD (RFC 9110 §9.3.2): the same status and headers,
+      `Content-Length` included, without the body. HEAD operations are not listed separately,
+      and a 405's `Allow` lists HEAD wherever it lists GET.
     - Request bodies over 64 KiB are answered 413 (`payload_too_large`), request targets over
       8 KiB 414 (`uri_too_long`), more than 100 header fields or over 32 KiB of them 431
       (`request_header_fields_too_large`), on every operation. A path that does not decode (a

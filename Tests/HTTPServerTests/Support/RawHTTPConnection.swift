@@ -89,8 +89,10 @@ final class RawHTTPConnection {
         }
     }
 
-    /// Reads one response (the server always sends Content-Length).
-    func readResponse() throws -> RawResponse {
+    /// Reads one response (the server always sends Content-Length). A response to HEAD has no
+    /// body whatever its Content-Length says (`hasBody: false`); any body bytes the server sent
+    /// anyway stay buffered and spoil the next response read.
+    func readResponse(hasBody: Bool = true) throws -> RawResponse {
         let headerEnd = try readUntilHeaderEnd()
         let head = String(decoding: buffered[..<headerEnd], as: UTF8.self)
         buffered.removeFirst(headerEnd + 4)
@@ -103,6 +105,7 @@ final class RawHTTPConnection {
             guard let colon = line.firstIndex(of: ":") else { return nil }
             return (name: String(line[..<colon]), value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
+        guard hasBody else { return RawResponse(status: status, headers: headers, body: []) }
         let length = headers.first { $0.name.lowercased() == "content-length" }.flatMap { Int($0.value) } ?? 0
         while buffered.count < length { try fill() }
         let body = Array(buffered[..<length])
