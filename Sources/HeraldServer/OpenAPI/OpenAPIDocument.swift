@@ -1158,6 +1158,9 @@ paths:
         Client-authenticated like the token endpoint. Revokes the session behind a refresh
         token or an access token the client owns. Answers 200 for any token once the client
         is authenticated (unknown, expired and other clients' tokens included).
+        Requests are limited per client IP and per client id as presented, before client
+        authentication, with the token endpoint's limits in a budget of their own (429 with
+        `Retry-After`).
       security:
         - clientSecretBasic: []
         - clientSecretPost: []
@@ -1190,6 +1193,8 @@ paths:
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
         "503":
           $ref: "#/components/responses/OAuthTemporarilyUnavailable"
+        "429":
+          $ref: "#/components/responses/OAuthRateLimited"
   /api/oauth/{realmId}/introspect:
     post:
       tags: [OAuth]
@@ -1198,7 +1203,9 @@ paths:
       description: |
         Authenticated by a confidential client of the realm, which may introspect any token
         of the realm. `{"active":false}` for anything invalid, expired, revoked, rotated or
-        of another realm.
+        of another realm. Requests are limited per client IP and per client id as presented,
+        before client authentication, with the token endpoint's limits in a budget of their
+        own (429 with `Retry-After`).
       security:
         - clientSecretBasic: []
         - clientSecretPost: []
@@ -1234,6 +1241,8 @@ paths:
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
         "503":
           $ref: "#/components/responses/OAuthTemporarilyUnavailable"
+        "429":
+          $ref: "#/components/responses/OAuthRateLimited"
   /api/admin/realms:
     get:
       tags: [Realms]

@@ -3,8 +3,8 @@ import Login
 import Storage
 import Synchronization
 
-/// Counts requests to `/token`, session refresh and `/authorize` per (realm, endpoint, client
-/// key) in fixed windows. Each node checks and counts in memory (`RequestWindowTable`), so a
+/// Counts requests to `/token`, `/introspect`, `/revoke`, session refresh and `/authorize` per
+/// (realm, endpoint, client key) in fixed windows. Each node checks and counts in memory (`RequestWindowTable`), so a
 /// request costs no database write, and shares its counts through `request_windows` about once
 /// a second (`startSharing`), so several nodes on one PostgreSQL share one budget: exact on one
 /// node, and across nodes over by at most about one sharing interval of each node's traffic
@@ -15,6 +15,10 @@ final class RequestRateLimiter: Sendable {
     /// The endpoints that have a budget of their own.
     enum Endpoint: String, Sendable {
         case token
+        /// `/introspect` and `/revoke` check client secrets as `/token` does, so each has the
+        /// same limits, in a budget of its own (a client's introspection does not spend its tokens').
+        case introspect
+        case revoke
         case sessionRefresh = "session_refresh"
         case authorize
         /// Failed admin authentications, counted under no realm (`realm_id` '').
