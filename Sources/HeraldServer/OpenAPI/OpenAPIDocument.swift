@@ -2282,7 +2282,9 @@ components:
         `POST /api/admin/tokens`. The token's name is recorded as the actor of every change. A
         missing or wrong token is answered 401 before anything else is looked up; wrong tokens
         are counted per client IP (`HERALD_ADMIN_AUTH_FAILURE_LIMIT`, default 20 per 300 s) and
-        past the limit every admin request from that IP is answered 429 until the window ends.
+        past the limit a wrong or missing token from that IP is answered 429 until the window
+        ends. A right token is still admitted (tokens carry at least 256 random bits, so a right
+        one is never a guess), so failures from a shared address cannot lock operators out.
         A token has a role, `admin` (reads and writes) or `viewer` (GET and HEAD only: any other
         method is 403 `forbidden`), and a scope, all realms or a list of realms. A realm outside
         the scope is answered 404 as if it did not exist; the realm list and the audit list show
@@ -2492,8 +2494,8 @@ components:
     AdminRateLimited:
       description: |
         `rate_limited`: too many failed admin authentications from this client IP in the current
-        window (`HERALD_ADMIN_AUTH_FAILURE_LIMIT`); every admin request from it is refused until
-        `Retry-After` seconds have passed.
+        window (`HERALD_ADMIN_AUTH_FAILURE_LIMIT`); every admin request from it without a right
+        token is refused until `Retry-After` seconds have passed (a right token is admitted).
       headers:
         Retry-After:
           schema:
