@@ -2289,8 +2289,11 @@ components:
         method is 403 `forbidden`), and a scope, all realms or a list of realms. A realm outside
         the scope is answered 404 as if it did not exist; the realm list and the audit list show
         only the scope's realms; creating and deleting realms and managing admin tokens need a
-        token of all realms (else 403 `forbidden`). Every refusal is recorded in the audit log
-        as `admin.denied`.
+        token of all realms (else 403 `forbidden`). Every refusal is logged and recorded in the
+        audit log as `admin.denied` (never with the caller's `X-Change-Reason`), up to 100 per
+        token per hour; past that a refusal is answered the same way and only logged. It is filed
+        under the route's realm only when the token's scope includes that realm and the realm
+        exists, else under no realm (seen by tokens of all realms only).
     clientSecretBasic:
       type: http
       scheme: basic
@@ -2481,7 +2484,8 @@ components:
     AdminForbidden:
       description: |
         `forbidden`: the admin token may not do this: a viewer's write, or a route that needs a
-        token of all realms called with a realm-scoped one. The attempt is audited (`admin.denied`).
+        token of all realms called with a realm-scoped one. The attempt is audited (`admin.denied`,
+        up to 100 per token per hour).
       content:
         application/json:
           schema:
