@@ -266,6 +266,31 @@ struct AdminAccessScopeTests {
         }
     }
 
+    /// Issue #38 item 8: a realm deleted and created again under its id showed the old tenant's
+    /// audit entries and reasons to a token scoped to the new realm.
+    @Test("a realm created again under a deleted realm's id shows its scoped tokens none of the old audit")
+    func recreatedRealmStartsWithAnEmptyAudit() async throws {
+        try await RunningHerald.with { herald throws in
+            try await herald.createRealm("acme")
+            let changed = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["displayName": "Old tenant"],
+                                                 reason: "old tenant's private reason")
+            #expect(changed.status == 200)
+            #expect(try await herald.admin("DELETE", "/api/admin/realms/acme", reason: "tenant left").status == 204)
+            try await herald.createRealm("acme")
+            let scoped = try await Self.token(herald, "new-acme-admin", scope: .realms(["acme"]))
+            let theirs = try await herald.admin("GET", "/api/admin/audit?limit=200", token: scoped)
+            #expect(theirs.status == 200)
+            #expect(theirs.items.compactMap { $0["action"]?.stringValue } == ["realm.create"], "\(theirs.text)")
+            #expect(!theirs.text.contains("old tenant") && !theirs.text.contains("tenant left"))
+            let filtered = try await herald.admin("GET", "/api/admin/audit?realm=acme&limit=200", token: scoped)
+            #expect(filtered.items.count == 1)
+            // All-realms tokens keep the whole history; the targets still name the realm.
+            let all = try await herald.admin("GET", "/api/admin/audit?target=realms/acme&limit=200")
+            #expect(all.items.compactMap { $0["action"]?.stringValue } == ["realm.create", "realm.delete", "realm.update", "realm.create"])
+            #expect(all.text.contains("old tenant's private reason") && all.text.contains("tenant left"))
+        }
+    }
+
     @Test("tokens through the API: created once with their secret, scoped, listed without it, revoked")
     func tokenAPI() async throws {
         try await RunningHerald.with { herald throws in

@@ -1400,7 +1400,11 @@ paths:
       tags: [Realms]
       operationId: deleteRealm
       summary: Delete a realm
-      description: Deletes the realm and everything in it (provider, clients, accounts, keys). The audit log keeps its entries.
+      description: |
+        Deletes the realm and everything in it (provider, clients, accounts, keys). The audit log
+        keeps its entries, the delete's own included, under no realm: tokens of all realms still
+        see them (their targets name the realm), and a token scoped to a realm created later
+        under the same id sees none of them.
       security:
         - adminToken: []
       parameters:
