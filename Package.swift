@@ -42,7 +42,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "RealmsTests", dependencies: ["Realms", "Storage", "JOSE", "HeraldTestSupport"]),
         .testTarget(name: "TokenIssuerTests", dependencies: ["TokenIssuer", "Realms", "Storage", "JOSE", "HeraldTestSupport"]),
-        .testTarget(name: "GrantsTests", dependencies: ["Grants"]),
+        .testTarget(name: "GrantsTests", dependencies: ["Grants", "HeraldTestSupport", "Realms", "Storage"]),
         .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
         .testTarget(name: "LoginTests", dependencies: ["Login", "Realms", "HeraldTestSupport"]),
         .testTarget(name: "HeraldServerTests", dependencies: [

@@ -188,7 +188,9 @@ struct AdminAccessScopeTests {
             #expect(audit.items.count == 1)
             #expect(entry["actor"]?.stringValue == "support")
             #expect(entry["target"]?.stringValue == "/api/admin/realms/acme")
-            #expect(entry["reason"]?.stringValue == "just looking")
+            // Issue #38 item 7: a refused caller's free text is never stored.
+            #expect(entry["reason"] == .null)
+            #expect(!audit.text.contains("just looking"))
             #expect(entry["changes"]?["reason"]?["after"]?.stringValue == "read_only_role")
             #expect(entry["changes"]?["method"]?["after"]?.stringValue == "PATCH")
             // Filed under the realm, so the realm's own admins see the attempt.
@@ -198,6 +200,110 @@ struct AdminAccessScopeTests {
             let logs = herald.logs.captured.joined(separator: "\n")
             #expect(logs.contains("admin_denied"))
             #expect(!logs.contains(viewer) && !audit.text.contains(viewer))
+        }
+    }
+
+    /// Issue #38 item 7: a viewer of realm alpha filled beta's audit with `admin.denied` rows
+    /// carrying its own `X-Change-Reason`.
+    @Test("a refusal is filed under the route's realm only when the token sees it and it exists, never with the caller's reason")
+    func refusalIsFiledOnlyUnderAVisibleRealm() async throws {
+        try await RunningHerald.with { herald throws in
+            try await herald.createRealm("alpha")
+            try await herald.createRealm("beta")
+            let alphaViewer = try await Self.token(herald, "alpha-viewer", role: .viewer, scope: .realms(["alpha"]))
+            let betaAdmin = try await Self.token(herald, "beta-admin", scope: .realms(["beta"]))
+            let alphaAdmin = try await Self.token(herald, "alpha-admin", scope: .realms(["alpha"]))
+            let viewerOfAll = try await Self.token(herald, "viewer-of-all", role: .viewer)
+            let outside = try await herald.admin("PATCH", "/api/admin/realms/beta", json: ["enabled": false],
+                                                 reason: "planted in beta", token: alphaViewer)
+            #expect(outside.status == 404 && outside.json["message"]?.stringValue == "Realm not found")
+            let inside = try await herald.admin("PATCH", "/api/admin/realms/alpha", json: ["enabled": false],
+                                                reason: "planted in alpha", token: alphaViewer)
+            #expect(inside.status == 403 && inside.json["code"]?.stringValue == "forbidden")
+            // A realm that does not exist yet, refused to a viewer of all realms, then created.
+            let future = try await herald.admin("PATCH", "/api/admin/realms/gamma", json: ["enabled": false],
+                                                reason: "planted in gamma", token: viewerOfAll)
+            #expect(future.status == 403)
+            try await herald.createRealm("gamma")
+            let gammaAdmin = try await Self.token(herald, "gamma-admin", scope: .realms(["gamma"]))
+
+            let betaSees = try await herald.admin("GET", "/api/admin/audit?action=admin.denied", token: betaAdmin)
+            #expect(betaSees.status == 200 && betaSees.items.isEmpty, "\(betaSees.text)")
+            let gammaSees = try await herald.admin("GET", "/api/admin/audit?action=admin.denied", token: gammaAdmin)
+            #expect(gammaSees.status == 200 && gammaSees.items.isEmpty, "\(gammaSees.text)")
+            // The realm the token may see keeps its refusals, so alpha's admins see the attempt.
+            let alphaSees = try await herald.admin("GET", "/api/admin/audit?action=admin.denied", token: alphaAdmin)
+            #expect(alphaSees.items.compactMap { $0["target"]?.stringValue } == ["/api/admin/realms/alpha"])
+            // All-realms tokens see every refusal; none carries the caller's text.
+            let all = try await herald.admin("GET", "/api/admin/audit?action=admin.denied")
+            #expect(Set(all.items.compactMap { $0["target"]?.stringValue })
+                == ["/api/admin/realms/alpha", "/api/admin/realms/beta", "/api/admin/realms/gamma"])
+            #expect(all.items.allSatisfy { $0["reason"] == .null })
+            #expect(!all.text.contains("planted"))
+        }
+    }
+
+    @Test("refusals are audited up to the bound per token and window; past it they are answered the same and only logged")
+    func refusalAuditIsBoundedPerToken() async throws {
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))  // the start of a window
+        try await RunningHerald.with(now: clock.closure) { herald throws in
+            try await herald.createRealm("acme")
+            let viewer = try await Self.token(herald, "looping-viewer", role: .viewer)
+            let other = try await Self.token(herald, "other-viewer", role: .viewer)
+            let bound = AdminAccessPolicy.auditedDenials.requests
+            var answers: Set<String> = []
+            for _ in 0..<(bound + 5) {
+                let refused = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false], token: viewer)
+                answers.insert("\(refused.status) \(refused.json["code"]?.stringValue ?? "") \(refused.json["message"]?.stringValue ?? "")")
+            }
+            #expect(answers == ["403 forbidden This admin token may only read"])
+            func audited(_ actor: String) async throws -> Int {
+                var count = 0
+                var cursor: String?
+                repeat {
+                    let page = try await herald.admin("GET", "/api/admin/audit?action=admin.denied&actor=\(actor)&limit=200"
+                                                      + (cursor.map { "&cursor=\($0)" } ?? ""))
+                    count += page.items.count
+                    cursor = page.json["nextCursor"]?.stringValue
+                } while cursor != nil
+                return count
+            }
+            #expect(try await audited("looping-viewer") == bound)
+            let logs = herald.logs.captured
+            #expect(logs.filter { $0.contains("\"admin_denied\"") && $0.contains("looping-viewer") }.count == bound + 5)
+            #expect(logs.filter { $0.contains("admin_denied_audit_skipped") && $0.contains("looping-viewer") }.count == 5)
+            // Another token's budget is its own, and the next window audits again.
+            #expect(try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false], token: other).status == 403)
+            #expect(try await audited("other-viewer") == 1)
+            clock.advance(by: TimeInterval(AdminAccessPolicy.auditedDenials.windowSeconds))
+            #expect(try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false], token: viewer).status == 403)
+            #expect(try await audited("looping-viewer") == bound + 1)
+            #expect(try await herald.admin("GET", "/api/admin/realms/acme").json["enabled"] == .bool(true))
+        }
+    }
+
+    /// Issue #38 item 8: a realm deleted and created again under its id showed the old tenant's
+    /// audit entries and reasons to a token scoped to the new realm.
+    @Test("a realm created again under a deleted realm's id shows its scoped tokens none of the old audit")
+    func recreatedRealmStartsWithAnEmptyAudit() async throws {
+        try await RunningHerald.with { herald throws in
+            try await herald.createRealm("acme")
+            let changed = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["displayName": "Old tenant"],
+                                                 reason: "old tenant's private reason")
+            #expect(changed.status == 200)
+            #expect(try await herald.admin("DELETE", "/api/admin/realms/acme", reason: "tenant left").status == 204)
+            try await herald.createRealm("acme")
+            let scoped = try await Self.token(herald, "new-acme-admin", scope: .realms(["acme"]))
+            let theirs = try await herald.admin("GET", "/api/admin/audit?limit=200", token: scoped)
+            #expect(theirs.status == 200)
+            #expect(theirs.items.compactMap { $0["action"]?.stringValue } == ["realm.create"], "\(theirs.text)")
+            #expect(!theirs.text.contains("old tenant") && !theirs.text.contains("tenant left"))
+            let filtered = try await herald.admin("GET", "/api/admin/audit?realm=acme&limit=200", token: scoped)
+            #expect(filtered.items.count == 1)
+            // All-realms tokens keep the whole history; the targets still name the realm.
+            let all = try await herald.admin("GET", "/api/admin/audit?target=realms/acme&limit=200")
+            #expect(all.items.compactMap { $0["action"]?.stringValue } == ["realm.create", "realm.delete", "realm.update", "realm.create"])
+            #expect(all.text.contains("old tenant's private reason") && all.text.contains("tenant left"))
         }
     }
 

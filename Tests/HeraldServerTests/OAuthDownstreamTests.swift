@@ -58,6 +58,34 @@ struct OAuthDownstreamTests {
         }
     }
 
+    /// Issue #38 item 9: pending states were unique per realm, so any client could claim
+    /// another backend's predictable `state` first and keep it pending.
+    @Test("two clients may hold the same state at once; the same client still gets \"state is already pending\"",
+          arguments: Backend.allCases)
+    func pendingStatesArePerClient(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            let account = try await fixture.account()
+            let squatter = try await fixture.authorize(client: OAuthFixture.publicClient, state: "predictable", json: true)
+            #expect(squatter.status == 200)
+            let backendOwn = try await fixture.authorize(client: OAuthFixture.confidentialClient, state: "predictable", json: true)
+            #expect(backendOwn.status == 200, "\(backendOwn.text)")
+            let again = try await fixture.authorize(client: OAuthFixture.publicClient, state: "predictable", json: true)
+            #expect(again.status == 400)
+            #expect(again.json["error"]?.stringValue == "invalid_request")
+            #expect(again.json["error_description"]?.stringValue == "state is already pending")
+            // Each completes with its own handle, for its own client.
+            let squatterHandle = try #require(squatter.json["downstreamState"]?.stringValue)
+            let backendHandle = try #require(backendOwn.json["downstreamState"]?.stringValue)
+            #expect(squatterHandle != backendHandle)
+            let redirect = try await fixture.complete(client: OAuthFixture.confidentialClient, state: "predictable",
+                                                      handle: backendHandle, accountID: account)
+            #expect(queryParameters(redirect)["state"] == "predictable" && queryParameters(redirect)["code"] != nil)
+            _ = try await fixture.complete(client: OAuthFixture.publicClient, state: "predictable", handle: squatterHandle,
+                                           accountID: account)
+        }
+    }
+
     @Test("a client deleted and created again under its id completes no earlier authorization and redeems no earlier code",
           arguments: Backend.allCases)
     func recreatedClientInheritsNothing(backend: Backend) async throws {

@@ -92,12 +92,13 @@ struct OAuthFixture {
 
     /// The branch B step alone, in a READ COMMITTED write transaction of its own (native login
     /// runs it inside the login's).
-    func complete(client: String = publicClient, state: String = "st-123", accountID: String,
+    /// `handle` overrides the handle remembered for `state` (two clients may hold one state).
+    func complete(client: String = publicClient, state: String = "st-123", handle: String? = nil, accountID: String,
                   authTime: Int64 = 1_800_000_000) async throws -> String {
         let context = herald.application.context
         let grants = DownstreamAuthorizations(database: context.database, now: context.now)
         let issuer = self.issuer
-        let handle = downstreamState(for: state)
+        let handle = handle ?? downstreamState(for: state)
         return try await context.database.write(isolation: .readCommitted) { db in
             try grants.completeDownstream(in: db, realmID: Self.realm, issuer: issuer, clientID: client,
                                           downstreamState: handle, accountID: accountID, authTime: authTime)

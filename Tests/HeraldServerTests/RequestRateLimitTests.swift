@@ -4,7 +4,7 @@ import JOSE
 import Testing
 @testable import HeraldServer
 
-/// Issue #16: `/token`, session refresh and `/authorize` have request limits per client IP and
+/// Issue #16: `/token`, `/introspect`, `/revoke`, session refresh and `/authorize` have request limits per client IP and
 /// per client, checked and counted in one step.
 @Suite("Request rate limits")
 struct RequestRateLimitTests {
@@ -109,6 +109,58 @@ struct RequestRateLimitTests {
             #expect(try await fixture.post("token", Self.refreshForm()).status == 400)
             clock.advance(by: TimeInterval(retryAfter))
             #expect(try await fixture.authorize(state: "s4").status == 302)
+        }
+    }
+
+    /// Issue #38 item 6: `/introspect` and `/revoke` check client secrets, so they are limited
+    /// as `/token` is: counted before client authentication, an unreadable request included.
+    @Test("/introspect and /revoke count every request, unreadable ones too, before client authentication, each in its own budget",
+          arguments: ["introspect", "revoke"])
+    func inspectionEndpointsAreLimitedBeforeAuthentication(endpoint: String) async throws {
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        try await RunningHerald.with(configure: Self.limits(perIP: "3/3600", perClient: "off"), now: clock.closure) { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            let form = [("token", "rt_not-a-real-token")]
+            let unreadable = try await herald.request("POST", "/api/oauth/\(OAuthFixture.realm)/\(endpoint)",
+                                                      headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                                      body: Array("token=a&token=b".utf8))
+            #expect(unreadable.status == 400 && unreadable.json["error"] == "invalid_request")
+            for _ in 0..<2 {
+                let wrong = try await fixture.post(endpoint, form, basic: (OAuthFixture.confidentialClient, "wrong-secret"))
+                #expect(wrong.status == 401 && wrong.json["error"] == "invalid_client")
+            }
+            // Over the address's budget even with the right secret: the 429 comes before authentication.
+            let limited = try await fixture.post(endpoint, form, basic: (OAuthFixture.confidentialClient, fixture.secret))
+            #expect(limited.status == 429)
+            #expect(limited.json["error"] == "temporarily_unavailable")
+            #expect(Int(limited.header("Retry-After") ?? "").map { (1...3600).contains($0) } == true)
+            #expect(limited.header("Cache-Control") == "no-store")
+            #expect(!limited.text.contains(fixture.secret))
+            // The other endpoints' budgets are their own.
+            let other = endpoint == "introspect" ? "revoke" : "introspect"
+            #expect(try await fixture.post(other, form, basic: (OAuthFixture.confidentialClient, fixture.secret)).status == 200)
+            #expect(try await fixture.post("token", Self.refreshForm()).status == 400)
+            try await herald.application.context.requestLimiter.share()
+            let hits = try await herald.application.context.database.read { db in
+                try db.queryOne("SELECT hits FROM request_windows WHERE endpoint = ? AND subject = 'ip:127.0.0.1'", .text(endpoint))?
+                    .int("hits")
+            }
+            #expect(hits == 3)
+        }
+    }
+
+    @Test("/introspect and /revoke count per presented client id too", arguments: ["introspect", "revoke"])
+    func inspectionEndpointsAreLimitedPerClient(endpoint: String) async throws {
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        try await RunningHerald.with(configure: Self.limits(perIP: "1000/3600", perClient: "2/3600"), now: clock.closure) { herald in
+            let fixture = try await OAuthFixture.make(herald)
+            let form = [("token", "rt_not-a-real-token")]
+            var statuses: [Int] = []
+            for _ in 0..<3 {
+                statuses.append(try await fixture.post(endpoint, form, basic: (OAuthFixture.confidentialClient, "wrong-secret")).status)
+            }
+            statuses.append(try await fixture.post(endpoint, form, basic: (OAuthFixture.otherClient, fixture.otherSecret)).status)
+            #expect(statuses == [401, 401, 429, 200])
         }
     }
 

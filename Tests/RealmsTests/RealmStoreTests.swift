@@ -155,6 +155,11 @@ struct RealmStoreTests {
             #expect(entry.action == "realm.delete")
             #expect(entry.target == "realms/acme")
             #expect(entry.changes["id"] == FieldChange(before: .string("acme"), after: .null))
+            // Issue #38 item 8: the realm's entries, the delete included, go under no realm, so
+            // a realm created again under its id starts with an empty audit in its scope.
+            #expect(try await test.audit.list(filter: AuditFilter(onlyRealmIDs: ["acme"])).items.isEmpty)
+            #expect(try await test.audit.list(filter: AuditFilter(target: "realms/acme")).items.map(\.action)
+                == ["realm.delete", "realm.create"])
         }
     }
 

@@ -31,8 +31,9 @@ public struct DownstreamAuthorizations: Sendable {
     }
 
     /// Records a validated request as pending for `pendingTTL` seconds. Throws `invalidRequest`
-    /// when the state is already pending (or used and not yet expired) in the realm; an
-    /// expired row with the same state is replaced.
+    /// when the state is already pending (or used and not yet expired) for the same client in
+    /// the realm; an expired row is replaced. States are per client (grants migration 3): a
+    /// backend's state may be predictable, and another client must not be able to claim it first.
     public func begin(realmID: String, _ request: AuthorizationRequest) async throws -> PendingAuthorization {
         let at = now().unixSeconds
         let expiresAt = at + Self.pendingTTL
@@ -45,8 +46,8 @@ public struct DownstreamAuthorizations: Sendable {
                 INSERT INTO pending_authorizations (realm_id, state, handle_hash, client_id, client_instance,
                     redirect_uri, code_challenge, scope, nonce, created_at, expires_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (realm_id, state) DO UPDATE SET handle_hash = excluded.handle_hash,
-                    client_id = excluded.client_id, client_instance = excluded.client_instance,
+                ON CONFLICT (realm_id, client_id, state) DO UPDATE SET handle_hash = excluded.handle_hash,
+                    client_instance = excluded.client_instance,
                     redirect_uri = excluded.redirect_uri, code_challenge = excluded.code_challenge,
                     scope = excluded.scope, nonce = excluded.nonce, created_at = excluded.created_at,
                     expires_at = excluded.expires_at, consumed_at = NULL

@@ -6,7 +6,8 @@ public enum GrantsSchema {
     public static let migrations: [Migration] = [
         Migration(module: "grants", version: 1, name: "pending authorizations and codes", statements: [
             // A third-party backend's /authorize request, waiting for the user's native login.
-            // Keyed by (realm, state) so branch B finds it from the state alone.
+            // Keyed by (realm, state) so branch B found it from the state alone (until version 2;
+            // keyed by (realm, client, state) since version 3).
             """
             CREATE TABLE pending_authorizations (
                 realm_id TEXT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
@@ -59,6 +60,43 @@ public enum GrantsSchema {
             // Rows from before this migration have none and are refused (they live minutes).
             "ALTER TABLE pending_authorizations ADD COLUMN client_instance TEXT",
             "ALTER TABLE authorization_codes ADD COLUMN client_instance TEXT",
+        ]),
+        Migration(module: "grants", version: 3, name: "pending authorizations keyed by client", statements: [
+            // A backend's `state` is its own and may be predictable: keyed by (realm, state),
+            // any client of the realm could claim another's state first, and hold it pending.
+            // Keyed by (realm, client, state), each client's states are its own. Branch B finds
+            // a row by its handle (unique below), not by the state. SQLite cannot change a
+            // primary key, so the table is rebuilt under a temporary name and renamed; the
+            // indexes go with the old table and are created again (their names are schema-wide
+            // on PostgreSQL, so only after the drop).
+            """
+            CREATE TABLE pending_authorizations_v3 (
+                realm_id TEXT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                state TEXT NOT NULL,
+                handle_hash BLOB,
+                client_instance TEXT,
+                redirect_uri TEXT NOT NULL,
+                code_challenge TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                nonce TEXT,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                consumed_at INTEGER,
+                PRIMARY KEY (realm_id, client_id, state)
+            )
+            """,
+            """
+            INSERT INTO pending_authorizations_v3 (realm_id, client_id, state, handle_hash, client_instance, redirect_uri,
+                code_challenge, scope, nonce, created_at, expires_at, consumed_at)
+            SELECT realm_id, client_id, state, handle_hash, client_instance, redirect_uri, code_challenge, scope, nonce,
+                created_at, expires_at, consumed_at
+            FROM pending_authorizations
+            """,
+            "DROP TABLE pending_authorizations",
+            "ALTER TABLE pending_authorizations_v3 RENAME TO pending_authorizations",
+            "CREATE INDEX pending_authorizations_expiry ON pending_authorizations (expires_at)",
+            "CREATE UNIQUE INDEX pending_authorizations_handle ON pending_authorizations (handle_hash)",
         ]),
     ]
 }

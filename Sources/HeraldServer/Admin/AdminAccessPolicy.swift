@@ -10,7 +10,12 @@ import Storage
 /// 1. a realm outside the token's scope → 404, as for a realm that does not exist;
 /// 2. an all-realms route called with a realm-scoped token → 403 `forbidden`;
 /// 3. a write by a viewer → 403 `forbidden`.
-/// Every refusal is audited as `admin.denied` (actor = token name) with why, never a secret.
+/// Every refusal is answered the same way and logged; it is audited as `admin.denied` (actor =
+/// token name, path, method, why, never a secret nor the caller's free text) up to
+/// `auditedDenials` per token. A refusal is filed under the route's realm only when the token's
+/// scope includes it and the realm exists, so a token cannot write into the audit of a realm it
+/// cannot see (nor of one created later under that id); else under no realm, which only
+/// all-realms tokens see.
 struct AdminAccessPolicy: Sendable {
     /// Why a call was refused, as recorded in the audit entry.
     enum Refusal: String, Sendable, Equatable {
@@ -45,25 +50,45 @@ struct AdminAccessPolicy: Sendable {
         return nil
     }
 
-    /// Nothing when the call is allowed; else records the refusal and throws its error.
+    /// Audited refusals per admin token: 100 per hour. A console user who clicks a button they
+    /// may not use is refused a handful of times, and a probe shows its pattern well within
+    /// 100; beyond that each further audit row would only say the same again, and a token
+    /// refused in a loop (2,000 rows in under a second before this bound) could otherwise
+    /// fill the table. So one token adds at most 2,400 rows a day; every refusal past the bound
+    /// is still refused the same way and logged (`admin_denied`, then `admin_denied_audit_skipped`).
+    /// Counted in `request_windows` in the audit entry's own transaction, so exact across nodes.
+    static let auditedDenials = RequestLimit(requests: 100, windowSeconds: 3600)
+
+    /// Nothing when the call is allowed; else records the refusal (see the type) and throws its error.
     func check(_ route: AdminRoute, caller: AdminCaller, request: HTTPRequest) async throws {
         let realmID = route.realmParameter.map { request.parameter($0) }
         guard let refusal = Self.refusal(route, caller: caller, realmID: realmID) else { return }
         logger.info("admin_denied", ["actor": .string(caller.actor), "route": .string("\(route.method) \(route.template)"),
                                      "reason": .string(refusal.rawValue), "requestId": .string(request.requestID)])
-        // The change reason is kept when it is valid; an invalid one must not stop the record.
-        let context: ChangeContext
-        do { context = try caller.changeContext(request) } catch { context = try ChangeContext(actor: caller.actor) }
+        // Never the caller's `X-Change-Reason`: a refused caller's free text has no place in
+        // anyone's audit (it was how a viewer planted text in other realms' logs).
+        let context = try ChangeContext(actor: caller.actor)
         let at = now().unixSeconds
-        // Only a well-formed realm id is filed under its realm (so that realm's admins see the
-        // attempt); anything else is kept in the path alone.
-        let recordedRealm = realmID.flatMap { InputRules.realmIDProblem($0) == nil ? $0 : nil }
+        // Filed under the route's realm only when the token may see that realm and its id is
+        // well-formed; anything else is kept in the path alone, under no realm.
+        let scopedRealm = realmID.flatMap { caller.scope.includes($0) && InputRules.realmIDProblem($0) == nil ? $0 : nil }
         let target = String(request.path.prefix(Self.maxRecordedPathLength))
         let changes = ["method": FieldChange(before: .null, after: .string(route.method)),
                        "reason": FieldChange(before: .null, after: .string(refusal.rawValue))]
-        try await database.write { db in
+        let audited = try await database.write { db -> Bool in
+            guard try RequestRateLimiter.countAuditedDenial(db, actor: caller.actor, at: at) else { return false }
+            // A realm that does not exist (yet) gets nothing: one created later under its id
+            // must not start with entries written before it.
+            let recordedRealm = try scopedRealm.flatMap { try RealmStore.load(db, id: $0) == nil ? nil : $0 }
             try AuditLog.record(db, at: at, context: context, action: "admin.denied", target: target,
                                 realmID: recordedRealm, changes: changes)
+            return true
+        }
+        if !audited {
+            // The token is over `auditedDenials`: the refusal is only in the log line above.
+            let limit = "\(Self.auditedDenials.requests) per \(Self.auditedDenials.windowSeconds) s"
+            logger.warning("admin_denied_audit_skipped", ["actor": .string(caller.actor), "limit": .string(limit),
+                                                          "requestId": .string(request.requestID)])
         }
         throw refusal.error
     }

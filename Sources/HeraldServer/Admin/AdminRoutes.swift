@@ -59,7 +59,7 @@ struct AdminRoutes: RouteGroup {
     func register(in router: inout Router, endpoint: Endpoint) {
         let stores = AdminStores(context: context, sessionRevoker: sessionRevoker)
         let authenticator = AdminAuthenticator(tokens: stores.adminTokens, limiter: context.requestLimiter,
-                                               clientAddresses: context.clientAddresses)
+                                               clientAddresses: context.clientAddresses, logger: context.logger)
         let policy = AdminAccessPolicy(database: context.database, now: context.now, logger: context.logger)
         for route in Self.routes(stores) {
             let handler = route.handler

@@ -16,28 +16,14 @@ struct TokenEndpoint: Sendable {
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let realm = try await realms.enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
         do {
-            let clientIP = context.clientAddresses.clientAddress(of: request)
-            let body: OAuthRequestBody
-            let credentials: ClientCredentials
-            do {
-                body = try OAuthRequestBody(request)
-                credentials = try ClientCredentials.read(basic: try BasicAuthorization.credentials(request.headers["Authorization"]),
-                                                         bodyClientID: body["client_id"],
-                                                         bodyClientSecret: body["client_secret"])
-            } catch {
-                // An unreadable request costs its address a request too (no client was named).
-                if let limited = try await rateLimited(request, realmID: realm.id, clientIP: clientIP, clientID: nil) {
-                    return limited
-                }
-                throw error
+            // Counted before authentication, so guessing client secrets is limited too.
+            let admitted: ClientAuthenticatedRequest
+            switch try await ClientAuthenticatedRequest.admit(request, realmID: realm.id, endpoint: .token, context: context) {
+            case .admitted(let request): admitted = request
+            case .limited(let response): return response
             }
-            // Before authentication, so guessing client secrets is limited too; the client id is
-            // the one presented (a client's budget is everyone's who presents its id).
-            if let limited = try await rateLimited(request, realmID: realm.id, clientIP: clientIP,
-                                                   clientID: credentials.clientID) {
-                return limited
-            }
-            let client = try await authenticator.authenticate(realmID: realm.id, credentials)
+            let body = admitted.body, clientIP = admitted.clientIP
+            let client = try await authenticator.authenticate(realmID: realm.id, admitted.credentials)
             let issued: IssuedTokens
             switch body["grant_type"] {
             case "authorization_code"?:
@@ -64,18 +50,6 @@ struct TokenEndpoint: Sendable {
         } catch let error as StorageError where error.isTemporary {
             return OAuthErrorResponse.json(.storageUnavailable, realmID: realm.id)
         }
-    }
-
-    /// Counts the request; the 429 to answer when it is over a limit, else nil.
-    private func rateLimited(_ request: HTTPRequest, realmID: String, clientIP: String,
-                             clientID: String?) async throws -> HTTPResponse? {
-        guard let retryAfter = try await context.requestLimiter.admit(realmID: realmID, endpoint: .token,
-                                                                      clientIP: clientIP, clientID: clientID) else {
-            return nil
-        }
-        context.logger.info("rate_limited", ["realm": .string(realmID), "endpoint": "token",
-                                             "requestId": .string(request.requestID)])
-        return OAuthErrorResponse.rateLimited(retryAfter: retryAfter)
     }
 
     private func authorizationCode(_ body: OAuthRequestBody, realm: Realm, client: ClientApp,

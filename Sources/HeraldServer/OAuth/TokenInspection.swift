@@ -6,7 +6,8 @@ import Storage
 import TokenIssuer
 
 /// `POST /api/oauth/:realm/revoke` (RFC 7009) and `POST /api/oauth/:realm/introspect`
-/// (RFC 7662). Both authenticate the client first; both look the token up as an access token
+/// (RFC 7662). Both count the request against their own budget (as `/token` does), then
+/// authenticate the client; both look the token up as an access token
 /// and as a refresh token (the hint only changes the order). A database that cannot be read
 /// is `temporarily_unavailable` (503), never an inactive or unknown token.
 struct TokenInspection: Sendable {
@@ -26,7 +27,13 @@ struct TokenInspection: Sendable {
     func revoke(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let realm = try await realms.enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
         do {
-            let (body, client) = try await authenticate(request, realm: realm, confidentialOnly: false)
+            let admitted: ClientAuthenticatedRequest
+            switch try await ClientAuthenticatedRequest.admit(request, realmID: realm.id, endpoint: .revoke, context: context) {
+            case .admitted(let request): admitted = request
+            case .limited(let response): return response
+            }
+            let body = admitted.body
+            let client = try await authenticate(admitted, realm: realm, confidentialOnly: false)
             let token = try body.required("token")
             switch try await find(token, realm: realm, hint: body["token_type_hint"], activeOnly: false) {
             case .access(let claims) where claims.clientID == client.clientId:
@@ -51,7 +58,13 @@ struct TokenInspection: Sendable {
     func introspect(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let realm = try await realms.enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
         do {
-            let (body, _) = try await authenticate(request, realm: realm, confidentialOnly: true)
+            let admitted: ClientAuthenticatedRequest
+            switch try await ClientAuthenticatedRequest.admit(request, realmID: realm.id, endpoint: .introspect, context: context) {
+            case .admitted(let request): admitted = request
+            case .limited(let response): return response
+            }
+            let body = admitted.body
+            _ = try await authenticate(admitted, realm: realm, confidentialOnly: true)
             let token = try body.required("token")
             let issuer = context.issuers.issuer(realmID: realm.id)
             let object: [String: JSONValue]
@@ -77,15 +90,14 @@ struct TokenInspection: Sendable {
         }
     }
 
-    private func authenticate(_ request: HTTPRequest, realm: Realm,
-                              confidentialOnly: Bool) async throws -> (OAuthRequestBody, ClientApp) {
-        let body = try OAuthRequestBody(request)
-        let credentials = try ClientCredentials.read(basic: try BasicAuthorization.credentials(request.headers["Authorization"]),
-                                                     bodyClientID: body["client_id"], bodyClientSecret: body["client_secret"])
-        if confidentialOnly && credentials.secret == nil {
+    /// The client of an admitted request (counted first, so secret guessing is limited here as
+    /// at `/token`, each endpoint with a budget of its own).
+    private func authenticate(_ request: ClientAuthenticatedRequest, realm: Realm,
+                              confidentialOnly: Bool) async throws -> ClientApp {
+        if confidentialOnly && request.credentials.secret == nil {
             throw GrantsError(.invalidClient, "client authentication failed")
         }
-        return (body, try await authenticator.authenticate(realmID: realm.id, credentials))
+        return try await authenticator.authenticate(realmID: realm.id, request.credentials)
     }
 
     /// The token as an access token (valid only) or a refresh token of the realm.

@@ -1190,6 +1190,9 @@ paths:
         Client-authenticated like the token endpoint. Revokes the session behind a refresh
         token or an access token the client owns. Answers 200 for any token once the client
         is authenticated (unknown, expired and other clients' tokens included).
+        Requests are limited per client IP and per client id as presented, before client
+        authentication, with the token endpoint's limits in a budget of their own (429 with
+        `Retry-After`).
       security:
         - clientSecretBasic: []
         - clientSecretPost: []
@@ -1222,6 +1225,8 @@ paths:
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
         "503":
           $ref: "#/components/responses/OAuthTemporarilyUnavailable"
+        "429":
+          $ref: "#/components/responses/OAuthRateLimited"
   /api/oauth/{realmId}/introspect:
     post:
       tags: [OAuth]
@@ -1230,7 +1235,9 @@ paths:
       description: |
         Authenticated by a confidential client of the realm, which may introspect any token
         of the realm. `{"active":false}` for anything invalid, expired, revoked, rotated or
-        of another realm.
+        of another realm. Requests are limited per client IP and per client id as presented,
+        before client authentication, with the token endpoint's limits in a budget of their
+        own (429 with `Retry-After`).
       security:
         - clientSecretBasic: []
         - clientSecretPost: []
@@ -1266,6 +1273,8 @@ paths:
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
         "503":
           $ref: "#/components/responses/OAuthTemporarilyUnavailable"
+        "429":
+          $ref: "#/components/responses/OAuthRateLimited"
   /api/admin/realms:
     get:
       tags: [Realms]
@@ -1423,7 +1432,11 @@ paths:
       tags: [Realms]
       operationId: deleteRealm
       summary: Delete a realm
-      description: Deletes the realm and everything in it (provider, clients, accounts, keys). The audit log keeps its entries.
+      description: |
+        Deletes the realm and everything in it (provider, clients, accounts, keys). The audit log
+        keeps its entries, the delete's own included, under no realm: tokens of all realms still
+        see them (their targets name the realm), and a token scoped to a realm created later
+        under the same id sees none of them.
       security:
         - adminToken: []
       parameters:
@@ -2307,13 +2320,18 @@ components:
         `POST /api/admin/tokens`. The token's name is recorded as the actor of every change. A
         missing or wrong token is answered 401 before anything else is looked up; wrong tokens
         are counted per client IP (`HERALD_ADMIN_AUTH_FAILURE_LIMIT`, default 20 per 300 s) and
-        past the limit every admin request from that IP is answered 429 until the window ends.
+        past the limit a wrong or missing token from that IP is answered 429 until the window
+        ends. A right token is still admitted (tokens carry at least 256 random bits, so a right
+        one is never a guess), so failures from a shared address cannot lock operators out.
         A token has a role, `admin` (reads and writes) or `viewer` (GET and HEAD only: any other
         method is 403 `forbidden`), and a scope, all realms or a list of realms. A realm outside
         the scope is answered 404 as if it did not exist; the realm list and the audit list show
         only the scope's realms; creating and deleting realms and managing admin tokens need a
-        token of all realms (else 403 `forbidden`). Every refusal is recorded in the audit log
-        as `admin.denied`.
+        token of all realms (else 403 `forbidden`). Every refusal is logged and recorded in the
+        audit log as `admin.denied` (never with the caller's `X-Change-Reason`), up to 100 per
+        token per hour; past that a refusal is answered the same way and only logged. It is filed
+        under the route's realm only when the token's scope includes that realm and the realm
+        exists, else under no realm (seen by tokens of all realms only).
     clientSecretBasic:
       type: http
       scheme: basic
@@ -2504,7 +2522,8 @@ components:
     AdminForbidden:
       description: |
         `forbidden`: the admin token may not do this: a viewer's write, or a route that needs a
-        token of all realms called with a realm-scoped one. The attempt is audited (`admin.denied`).
+        token of all realms called with a realm-scoped one. The attempt is audited (`admin.denied`,
+        up to 100 per token per hour).
       content:
         application/json:
           schema:
@@ -2517,8 +2536,8 @@ components:
     AdminRateLimited:
       description: |
         `rate_limited`: too many failed admin authentications from this client IP in the current
-        window (`HERALD_ADMIN_AUTH_FAILURE_LIMIT`); every admin request from it is refused until
-        `Retry-After` seconds have passed.
+        window (`HERALD_ADMIN_AUTH_FAILURE_LIMIT`); every admin request from it without a right
+        token is refused until `Retry-After` seconds have passed (a right token is admitted).
       headers:
         Retry-After:
           schema:

@@ -42,9 +42,9 @@ struct RequestWindow: Sendable, Equatable {
     func retryAfter(at: Int64) -> Int { Int(max(1, end - at)) }
 }
 
-/// The request limits of `/token`, session refresh and `/authorize` (each endpoint has its own
-/// budget per client IP (`RateLimitKey`) and per client id), and the failed admin
-/// authentications per client IP; nil turns that limit off.
+/// The request limits of `/token`, `/introspect`, `/revoke`, session refresh and `/authorize`
+/// (each endpoint has its own budget per client IP (`RateLimitKey`) and per client id), and the
+/// failed admin authentications per client IP; nil turns that limit off.
 public struct RequestLimits: Sendable, Equatable {
     /// 10 requests a second per address on average: far above what one app or browser sends
     /// (a refresh every few minutes), low enough to blunt a single-address flood; a carrier NAT

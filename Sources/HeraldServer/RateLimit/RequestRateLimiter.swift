@@ -3,24 +3,31 @@ import Login
 import Storage
 import Synchronization
 
-/// Counts requests to `/token`, session refresh and `/authorize` per (realm, endpoint, client
-/// key) in fixed windows. Each node checks and counts in memory (`RequestWindowTable`), so a
+/// Counts requests to `/token`, `/introspect`, `/revoke`, session refresh and `/authorize` per
+/// (realm, endpoint, client key) in fixed windows. Each node checks and counts in memory (`RequestWindowTable`), so a
 /// request costs no database write, and shares its counts through `request_windows` about once
 /// a second (`startSharing`), so several nodes on one PostgreSQL share one budget: exact on one
 /// node, and across nodes over by at most about one sharing interval of each node's traffic
 /// (`RequestWindowTable`).
-/// Failed admin authentications are counted in `request_windows` directly, one conditional
-/// upsert each, per client IP under no realm: they are rare, and exact across nodes.
+/// Failed admin authentications (per client IP) and audited admin refusals (per admin token)
+/// are counted in `request_windows` directly, one conditional upsert each, under no realm:
+/// they are rare, and exact across nodes.
 final class RequestRateLimiter: Sendable {
     /// The endpoints that have a budget of their own.
     enum Endpoint: String, Sendable {
         case token
+        /// `/introspect` and `/revoke` check client secrets as `/token` does, so each has the
+        /// same limits, in a budget of its own (a client's introspection does not spend its tokens').
+        case introspect
+        case revoke
         case sessionRefresh = "session_refresh"
         case authorize
         /// The start of Apple's web flow (each keeps a row for ten minutes).
         case appleWebLogin = "apple_web_login"
         /// Failed admin authentications, counted under no realm (`realm_id` '').
         case adminAuthentication = "admin_authentication"
+        /// Audited refusals per admin token (`AdminAccessPolicy.auditedDenials`), under no realm.
+        case adminDenial = "admin_denial"
     }
 
     /// The `request_limits` module's schema; apply with `Database.migrate`.
@@ -226,9 +233,19 @@ final class RequestRateLimiter: Sendable {
         return counted ? nil : window.retryAfter(at: at)
     }
 
+    /// Counts one audited refusal of the admin token named `actor`, inside the caller's write
+    /// transaction (the one that writes the audit entry): false when the token's window of
+    /// `AdminAccessPolicy.auditedDenials` is full. One conditional upsert, exact across nodes.
+    static func countAuditedDenial(_ db: any SQLExecutor, actor: String, at: Int64) throws -> Bool {
+        let limit = AdminAccessPolicy.auditedDenials
+        return try countHit(db, realmID: "", endpoint: Endpoint.adminDenial.rawValue, subject: "token:" + actor,
+                            start: limit.window(at: at).start, limit: Int64(limit.requests))
+    }
+
     /// The longest window of any limit: older windows can no longer refuse anything.
     private var longestWindowSeconds: Int {
-        [limits.perIP, limits.perClient, limits.adminFailuresPerIP].compactMap { $0?.windowSeconds }.max() ?? 0
+        [limits.perIP, limits.perClient, limits.adminFailuresPerIP, AdminAccessPolicy.auditedDenials]
+            .compactMap { $0?.windowSeconds }.max() ?? 0
     }
 
     /// Adds one hit to the window unless it is full; false when full. RETURNING answers no row

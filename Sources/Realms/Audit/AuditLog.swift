@@ -3,6 +3,10 @@ import Storage
 
 /// The append-only record of admin changes. Stores write entries inside the transaction of
 /// the change itself, so a change and its audit entry commit (or roll back) together.
+/// An entry is filed under a realm (`realm_id`) while that realm exists: deleting a realm files
+/// its entries, the delete's own included, under no realm (`fileUnderNoRealm`), so all-realms
+/// tokens keep the history (each target still names the realm) while a token scoped to a new
+/// realm created under the same id sees none of the old tenant's entries.
 public struct AuditLog: Sendable {
     private let database: any Database
 
@@ -20,6 +24,14 @@ public struct AuditLog: Sendable {
             "INSERT INTO admin_audit (at, actor, action, target, realm_id, reason, changes) VALUES (?, ?, ?, ?, ?, ?, ?)",
             .integer(at), .text(context.actor), .text(action), .text(target), .optional(realmID),
             .optional(context.reason), .text(json))
+    }
+
+    /// Files every entry of `realmID` under no realm, within the realm delete's write
+    /// transaction: a realm id can be used again, and the entries (actors, reasons, diffs) of
+    /// the deleted tenant must not show in the new realm's audit. Only all-realms tokens see
+    /// entries of no realm; the targets still name the realm.
+    public static func fileUnderNoRealm(_ executor: any SQLExecutor, realmID: String) throws {
+        try executor.execute("UPDATE admin_audit SET realm_id = NULL WHERE realm_id = ?", .text(realmID))
     }
 
     /// Entries newest first, optionally filtered.

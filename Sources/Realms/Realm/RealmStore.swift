@@ -106,7 +106,9 @@ public struct RealmStore: Sendable {
         }
     }
 
-    /// Deletes a realm and everything in it (providers, clients, accounts, keys cascade).
+    /// Deletes a realm and everything in it (providers, clients, accounts, keys cascade), and
+    /// files its audit entries under no realm (`AuditLog.fileUnderNoRealm`), so a realm created
+    /// again under its id does not show the old tenant's history to a token scoped to it.
     /// Throws `notFound`.
     public func delete(_ id: String, context: ChangeContext) async throws {
         let at = now().unixSeconds
@@ -114,8 +116,11 @@ public struct RealmStore: Sendable {
             guard let before = try Self.load(db, id: id) else { throw RealmsError.notFound("realm") }
             try db.execute("DELETE FROM realms WHERE id = ?", .text(id))
             try AdminTokenStore.removeFromScopes(db, realmID: id)
+            // The realm's history goes under no realm, the delete with it (see `AuditLog`): a
+            // realm created later under this id starts with an empty audit.
+            try AuditLog.fileUnderNoRealm(db, realmID: id)
             try AuditLog.record(db, at: at, context: context, action: "realm.delete", target: Self.target(id),
-                                realmID: id, changes: AuditDiff.changes(before: before, after: nil))
+                                realmID: nil, changes: AuditDiff.changes(before: before, after: nil))
         }
     }
 
