@@ -44,7 +44,9 @@ let package = Package(
         .testTarget(name: "TokenIssuerTests", dependencies: ["TokenIssuer", "Realms", "Storage", "JOSE", "HeraldTestSupport"]),
         .testTarget(name: "GrantsTests", dependencies: ["Grants", "HeraldTestSupport", "Realms", "Storage"]),
         .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
-        .testTarget(name: "LoginTests", dependencies: ["Login", "Realms", "HeraldTestSupport"]),
+        .testTarget(name: "LoginTests", dependencies: [
+            "Login", "Realms", "HeraldTestSupport", "Storage", "TokenIssuer", "Grants", "JOSE",
+        ]),
         .testTarget(name: "HeraldServerTests", dependencies: [
             "HeraldServer", "HeraldTestSupport", "HTTPServer", "JOSE", "Storage", "Realms", "TokenIssuer", "Grants", "Login",
         ]),

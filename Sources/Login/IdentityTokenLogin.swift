@@ -152,10 +152,12 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
         }
     }
 
-    /// What the verification hands to the write: the identity and its single-use claim.
+    /// What the verification hands to the write: the identity, the audience that matched and
+    /// the token's single-use claim.
     private struct VerifiedLogin: Sendable {
         let client: ClientApp
         let identity: ProviderIdentityClaims
+        let audience: String
         let replay: (any ReplayClaim)?
     }
 
@@ -175,11 +177,13 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
 
         // Signature and key work finish here, before the writer is taken.
         var verified: ProviderIdentityClaims
+        let audience: String
         let replay: (any ReplayClaim)?
         switch await verifier.verify(token: request.identityToken, rawNonce: request.rawNonce, realm: realm,
                                      configuration: configuration) {
-        case .verified(let claims, let claim):
+        case .verified(let claims, let matchedAudience, let claim):
             verified = claims
+            audience = matchedAudience
             replay = claim
         case .rejected(let reason): throw LoginError(.invalidIdentityToken, providerReason: reason)
         case .tooLarge: throw LoginError(.tokenTooLarge)
@@ -188,7 +192,7 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                              retryAfterSeconds: retryAfter)
         }
         verified.name = request.fullName
-        return VerifiedLogin(client: client, identity: verified, replay: replay)
+        return VerifiedLogin(client: client, identity: verified, audience: audience, replay: replay)
     }
 
     /// The login's write transaction, then the signing of branch A's tokens.
@@ -252,11 +256,13 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
         case .replayed: throw LoginError(.invalidIdentityToken, providerReason: LoginError.replayedReason)
         case .refused(let refusal): throw refusal
         case .downstream(let resolution, let redirectURI):
-            return .succeeded(.downstream(redirectURI: redirectURI, accountID: resolution.account.id,
-                                          isNewUser: resolution.isNewUser))
+            return .succeeded(LoginResult(branch: .downstream(redirectURI: redirectURI), accountID: resolution.account.id,
+                                          isNewUser: resolution.isNewUser, audience: verified.audience))
         case .session(let resolution, let prepared):
             do {
-                return .succeeded(.session(try sessions.issue(prepared), isNewUser: resolution.isNewUser))
+                return .succeeded(LoginResult(branch: .session(try sessions.issue(prepared)),
+                                              accountID: resolution.account.id, isNewUser: resolution.isNewUser,
+                                              audience: verified.audience))
             } catch {
                 throw LoginError(.internalFailure, accountID: resolution.account.id)
             }

@@ -49,11 +49,30 @@ public struct LoginError: Error, Sendable, Equatable, CustomStringConvertible {
     public var reason: String { providerReason ?? code.rawValue }
 
     /// Whether the attempt counts against the (realm, IP) failure limit: the caller's fault,
-    /// not an outage or our own failure, and not the limit itself.
-    public var countsAsFailure: Bool {
+    /// not an outage (`isOutage`), and not the limit itself or a realm that is not there.
+    public var countsAsFailure: Bool { !isOutage && code != .rateLimited && code != .realmNotFound }
+
+    /// Whether the attempt failed for want of us or the provider (our failure, the database or
+    /// the provider's keys unavailable), not for anything the caller sent: logged and counted
+    /// as an `error` rather than a `rejected` login, and never against the failure limit.
+    public var isOutage: Bool {
         switch code {
-        case .providerUnavailable, .serviceUnavailable, .internalFailure, .rateLimited, .realmNotFound: false
-        default: true
+        case .internalFailure, .serviceUnavailable, .providerUnavailable: true
+        case .badRequest, .realmNotFound, .providerNotConfigured, .unknownClient, .clientNotAllowed, .tokenTooLarge,
+             .invalidIdentityToken, .registrationDisabled, .accountDisabled, .invalidDownstreamState, .rateLimited: false
+        }
+    }
+
+    /// Whether the pipeline got as far as finding the request's client (enabled), so the client
+    /// id may be logged: before that it is whatever the caller typed. Refusals decided before
+    /// the client check (an unreadable request, no realm, the limit, no provider, an oversized
+    /// token) and failures that may come at any point (ours, the database's) say no.
+    public var clientResolved: Bool {
+        switch code {
+        case .badRequest, .realmNotFound, .rateLimited, .providerNotConfigured, .unknownClient, .tokenTooLarge,
+             .internalFailure, .serviceUnavailable: false
+        case .clientNotAllowed, .invalidIdentityToken, .providerUnavailable, .registrationDisabled, .accountDisabled,
+             .invalidDownstreamState: true
         }
     }
 

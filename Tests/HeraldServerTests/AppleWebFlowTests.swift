@@ -138,6 +138,8 @@ struct AppleWebFlowTests {
             // The deep link goes to the registered returnTo, the result in its fragment.
             #expect(page.text.contains("href=\"\(Self.returnTo)#herald-login-result="))
             #expect(try await fixture.me(access).status == 200)
+            let metrics = try await fixture.send("GET", "/metrics").text
+            #expect(metrics.contains(#"herald_logins_total{provider="apple",door="web",outcome="success",reason="created"} 1"#))
 
             let exchange = try #require(apple.calls.first { $0.path == "/auth/token" })
             #expect(exchange.secretValid && exchange.form["client_id"] == Self.servicesID)
@@ -255,6 +257,12 @@ struct AppleWebFlowTests {
             let result = try Self.result(refused)
             #expect(result["code"] == "invalid_apple_token")
             #expect(result["details"]?["reason"] == "nonce")
+            // Recorded as native logins are, under the web door.
+            let metrics = try await fixture.send("GET", "/metrics").text
+            #expect(metrics.contains(#"herald_logins_total{provider="apple",door="web",outcome="rejected",reason="nonce"} 1"#))
+            #expect(fixture.herald.logs.captured.contains {
+                $0.contains(#""event":"login""#) && $0.contains(#""door":"web""#) && $0.contains(#""reason":"nonce""#)
+            })
 
             // Apple's token endpoint down: the page says so (503), no account is made.
             apple.fail(with: 500)

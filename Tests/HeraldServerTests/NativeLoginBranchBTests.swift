@@ -33,10 +33,13 @@ struct NativeLoginBranchBTests {
             let result = try await context.nativeLogin.login(LoginRequest(
                 realmID: "acme", identityToken: fixture.token(subject: "sub.branch.b", nonce: nonce), clientID: "partner",
                 rawNonce: nonce, downstreamState: handle, clientIP: "192.0.2.9"))
-            guard case .downstream(let redirect, let accountID, let isNew) = result else {
+            guard case .downstream(let redirect) = result.branch else {
                 Issue.record("expected branch B")
                 return
             }
+            let accountID = result.accountID, isNew = result.isNewUser
+            // The audience the verifier matched travels with the result (the app Apple issued its code to).
+            #expect(result.audience == AppleTokenMinter.defaultAudience)
             let query = queryParameters(redirect)
             #expect(redirect.hasPrefix("https://partner.example/callback?code=ac_"))
             #expect(query["state"] == "st-1")

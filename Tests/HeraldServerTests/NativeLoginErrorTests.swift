@@ -242,8 +242,8 @@ struct NativeLoginErrorTests {
             #expect(loginLines.contains { $0.contains(#""reason":"audience""#) })
             #expect(loginLines.contains { $0.contains(#""reason":"replayed""#) })
             let metrics = try await fixture.send("GET", "/metrics").text
-            #expect(metrics.contains(#"herald_logins_total{provider="apple",outcome="rejected",reason="audience"} 1"#))
-            #expect(metrics.contains(#"herald_logins_total{provider="apple",outcome="success",reason="created"} 1"#))
+            #expect(metrics.contains(#"herald_logins_total{provider="apple",door="native",outcome="rejected",reason="audience"} 1"#))
+            #expect(metrics.contains(#"herald_logins_total{provider="apple",door="native",outcome="success",reason="created"} 1"#))
             #expect(metrics.contains(#"herald_apple_jwks_fetches_total{outcome="success"} 1"#))
         }
     }

@@ -15,7 +15,8 @@ extension AppleIdentityVerifier: IdentityTokenVerifier {
         return provider
     }
 
-    /// Verifies the token against the realm's audiences and nonce rule, deferring the replay claim.
+    /// Verifies the token against the realm's audiences and nonce rule, deferring the replay claim;
+    /// the result carries the audience that matched.
     public func verify(token: String, rawNonce: String?, realm: Realm,
                        configuration provider: AppleProviderConfig) async -> IdentityVerification {
         let policy = AppleVerificationPolicy(audiences: Set(provider.acceptedAudiences), nonceRequired: realm.nonceRequired,
@@ -26,7 +27,7 @@ extension AppleIdentityVerifier: IdentityTokenVerifier {
             return .verified(ProviderIdentityClaims(provider: Self.provider, subject: claims.subject, email: claims.email,
                                                     emailVerified: claims.emailVerified,
                                                     isPrivateEmail: claims.isPrivateEmail),
-                             replay: verification.replay)
+                             audience: claims.audience, replay: verification.replay)
         case .rejected(let reason): return .rejected(reason: reason.rawValue)
         case .tooLarge: return .tooLarge
         case .unavailable(let retryAfter): return .unavailable(retryAfterSeconds: retryAfter)

@@ -90,6 +90,8 @@ struct AppleWebRoutes: RouteGroup {
 
     static func callback(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
         let started = DispatchTime.now().uptimeNanoseconds
+        let recorder = LoginRecorder(door: .web, provider: context.nativeLogin.provider, metrics: context.metrics,
+                                     logger: context.logger)
         let realmID = request.parameter("realm")
         let pairs: [(name: String, value: String)]
         if request.method == "POST" {
@@ -156,8 +158,7 @@ struct AppleWebRoutes: RouteGroup {
                                  "message": "Apple's token endpoint could not be used; try again"],
                         link: returnTo, title: "Sign-in failed")
         case .loginFailed(let error, let returnTo):
-            NativeLoginRoutes.record(.failure(error), realmID: realmID, clientID: "", request: request, context: context,
-                                     started: started)
+            recorder.record(.failure(error), realmID: realmID, clientID: "", requestID: request.requestID, started: started)
             let envelope = APIError(error)
             var result: [String: JSONValue] = ["status": "error", "code": .string(envelope.code),
                                                "message": .string(envelope.message)]
@@ -168,14 +169,14 @@ struct AppleWebRoutes: RouteGroup {
             if parameters["code"]?.isEmpty == false {
                 context.metrics.recordAppleCall(operation: "token_exchange", outcome: "success")
             }
-            NativeLoginRoutes.record(.success(login), realmID: realmID, clientID: "", request: request, context: context,
-                                     started: started)
-            switch login {
-            case .downstream(let redirectURI, _, _):
+            recorder.record(.success(login), realmID: realmID, clientID: "", requestID: request.requestID, started: started)
+            switch login.branch {
+            case .downstream(let redirectURI):
                 return page(200, ["status": "success", "redirectUri": .string(redirectURI)], link: redirectURI,
                             title: "Signed in")
-            case .session(let tokens, let isNewUser):
-                let response = try SessionTokensResponse(message: "Login successful", tokens: tokens, isNewUser: isNewUser)
+            case .session(let tokens):
+                let response = try SessionTokensResponse(message: "Login successful", tokens: tokens,
+                                                          isNewUser: login.isNewUser)
                 guard case .object(var result) = response.json else { throw APIError.internalError }
                 result["status"] = "success"
                 let link = returnTo.map {

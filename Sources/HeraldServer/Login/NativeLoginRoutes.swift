@@ -7,8 +7,8 @@ import Realms
 import TokenIssuer
 
 /// `POST /api/oauth/:realm/apple/native-login`: decodes the request, runs the login pipeline
-/// (`IdentityTokenLogin` with Apple's verifier), answers branch A or B, and writes one log line and one metric per attempt — never the
-/// token, nonce or email.
+/// (`IdentityTokenLogin` with Apple's verifier), answers branch A or B, and records each attempt
+/// (`LoginRecorder`, door `native`).
 struct NativeLoginRoutes: RouteGroup {
     let context: HeraldContext
 
@@ -25,6 +25,8 @@ struct NativeLoginRoutes: RouteGroup {
 
     static func handle(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
         let started = DispatchTime.now().uptimeNanoseconds
+        let recorder = LoginRecorder(door: .native, provider: context.nativeLogin.provider, metrics: context.metrics,
+                                     logger: context.logger)
         let realmID = request.parameter("realm")
         let token: String
         let clientID: String
@@ -46,8 +48,8 @@ struct NativeLoginRoutes: RouteGroup {
             clientID = readClient
         } catch {
             // An unreadable request is an attempt too: one log line, no client (it was never checked).
-            record(.failure(LoginError(.badRequest)), realmID: realmID, clientID: "", request: request,
-                   context: context, started: started)
+            recorder.record(.failure(LoginError(.badRequest)), realmID: realmID, clientID: "", requestID: request.requestID,
+                            started: started)
             throw error
         }
 
@@ -60,20 +62,22 @@ struct NativeLoginRoutes: RouteGroup {
         } catch {
             outcome = .failure(error)
         }
-        record(outcome, realmID: realmID, clientID: clientID, request: request, context: context, started: started)
-        if case .success(let result) = outcome, let appleCode, !appleCode.isEmpty,
-           let audience = try? CompactJWS(parsing: token, maxLength: AppleIdentityVerifier.maximumTokenBytes)
-               .payloadObject()["aud"]?.stringValue {
-            // Apple issued the code to the app the verified token is for (its `aud`).
+        recorder.record(outcome, realmID: realmID, clientID: clientID, requestID: request.requestID, started: started)
+        if case .success(let result) = outcome, let appleCode, !appleCode.isEmpty {
+            // Apple issued the code to the app the verified token is for: the audience the
+            // verifier matched.
             AppleTokenTasks.keepRefreshToken(code: appleCode, realmID: realmID, accountID: result.accountID,
-                                             clientID: audience, context: context)
+                                             clientID: result.audience, context: context)
         }
         switch outcome {
-        case .success(.session(let tokens, let isNewUser)):
-            return .json(try SessionTokensResponse(message: "Login successful", tokens: tokens, isNewUser: isNewUser).json,
-                         noStore: true)
-        case .success(.downstream(let redirectURI, _, _)):
-            return .json(["redirectUri": redirectURI], noStore: true)
+        case .success(let result):
+            switch result.branch {
+            case .session(let tokens):
+                return .json(try SessionTokensResponse(message: "Login successful", tokens: tokens,
+                                                       isNewUser: result.isNewUser).json, noStore: true)
+            case .downstream(let redirectURI):
+                return .json(["redirectUri": redirectURI], noStore: true)
+            }
         case .failure(let error):
             throw APIError(error)
         }
@@ -111,36 +115,5 @@ struct NativeLoginRoutes: RouteGroup {
             body.problem("fullName", "must be a string or an object")
             return PersonName()
         }
-    }
-
-    /// One log line and one metric per attempt. The client id is logged only once the client
-    /// was found (a caller can type anything into that field).
-    static func record(_ outcome: Result<LoginResult, LoginError>, realmID: String, clientID: String,
-                       request: HTTPRequest, context: HeraldContext, started: UInt64) {
-        let durationMs = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
-        let outcomeLabel: String
-        let reason: String
-        var accountID = ""
-        var clientKnown = true
-        switch outcome {
-        case .success(let result):
-            outcomeLabel = "success"
-            reason = result.isNewUser ? "created" : "existing"
-            accountID = result.accountID
-        case .failure(let error):
-            outcomeLabel = [.internalFailure, .providerUnavailable, .serviceUnavailable].contains(error.code) ? "error" : "rejected"
-            reason = error.reason
-            accountID = error.accountID ?? ""
-            clientKnown = ![.badRequest, .realmNotFound, .rateLimited, .providerNotConfigured, .unknownClient,
-                            .tokenTooLarge, .internalFailure, .serviceUnavailable].contains(error.code)
-        }
-        let realmLabel = InputRules.isSlug(realmID) ? realmID : "invalid"
-        context.metrics.recordLogin(provider: context.nativeLogin.provider, outcome: outcomeLabel, reason: reason)
-        context.logger.info("login", [
-            "realm": .string(realmLabel), "provider": .string(context.nativeLogin.provider),
-            "client": .string(clientKnown ? clientID : "unknown"), "outcome": .string(outcomeLabel),
-            "reason": .string(reason), "accountId": .string(accountID),
-            "durationMs": .double((durationMs * 100).rounded() / 100), "requestId": .string(request.requestID),
-        ])
     }
 }

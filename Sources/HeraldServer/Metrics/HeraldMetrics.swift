@@ -49,10 +49,11 @@ public final class HeraldMetrics: Sendable {
         }
     }
 
-    /// Counts one login attempt by provider, outcome (`success`, `rejected`, `error`) and reason.
-    public func recordLogin(provider: String, outcome: String, reason: String) {
+    /// Counts one login attempt by provider, door (`native`, `web`), outcome (`success`,
+    /// `rejected`, `error`) and reason.
+    public func recordLogin(provider: String, door: String, outcome: String, reason: String) {
         state.withLock { state in
-            state.logins[Labels(values: [provider, outcome, reason]), default: 0] += 1
+            state.logins[Labels(values: [provider, door, outcome, reason]), default: 0] += 1
         }
     }
 
@@ -97,8 +98,8 @@ public final class HeraldMetrics: Sendable {
                 text += "herald_http_request_duration_seconds_sum{\(label)} \(histogram.sum)\n"
                 text += "herald_http_request_duration_seconds_count{\(label)} \(histogram.count)\n"
             }
-            text += Self.counter("herald_logins_total", help: "Login attempts by provider, outcome and reason.",
-                                 labels: ["provider", "outcome", "reason"], state.logins)
+            text += Self.counter("herald_logins_total", help: "Login attempts by provider, door, outcome and reason.",
+                                 labels: ["provider", "door", "outcome", "reason"], state.logins)
             text += Self.counter("herald_apple_notifications_total",
                                  help: "Apple server-to-server notifications by type and outcome.",
                                  labels: ["type", "outcome"], state.appleNotifications)

@@ -1,0 +1,55 @@
+import Foundation
+import Login
+import Realms
+
+/// One log line and one metric per login attempt, the same for every door into the login
+/// pipeline (the native app's post, the web callback, soon Google's): what counts as an outage
+/// and whether the client id may be logged is `LoginError`'s to say, not the door's. Never
+/// records the token, nonce or email.
+struct LoginRecorder: Sendable {
+    /// The way the attempt came in: a log field and a label of `herald_logins_total`.
+    enum Door: String, Sendable {
+        /// An app posted the provider's identity token (`…/native-login`).
+        case native
+        /// The browser came back from the provider's sign-in page (`…/web/callback`).
+        case web
+    }
+
+    let door: Door
+    /// The provider's name (`IdentityTokenLogin.provider`).
+    let provider: String
+    let metrics: HeraldMetrics
+    let logger: Logger
+
+    /// Records one attempt that began at `started` (`DispatchTime` uptime nanoseconds). The
+    /// client id is logged only when the pipeline found that client (a caller can type anything
+    /// into that field).
+    func record(_ outcome: Result<LoginResult, LoginError>, realmID: String, clientID: String, requestID: String,
+                started: UInt64) {
+        let durationMs = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+        let outcomeLabel: String
+        let reason: String
+        let accountID: String
+        let clientKnown: Bool
+        switch outcome {
+        case .success(let result):
+            outcomeLabel = "success"
+            reason = result.isNewUser ? "created" : "existing"
+            accountID = result.accountID
+            clientKnown = true
+        case .failure(let error):
+            outcomeLabel = error.isOutage ? "error" : "rejected"
+            reason = error.reason
+            accountID = error.accountID ?? ""
+            clientKnown = error.clientResolved
+        }
+        let realmLabel = InputRules.isSlug(realmID) ? realmID : "invalid"
+        metrics.recordLogin(provider: provider, door: door.rawValue, outcome: outcomeLabel, reason: reason)
+        logger.info("login", [
+            "realm": .string(realmLabel), "provider": .string(provider), "door": .string(door.rawValue),
+            "client": .string(clientKnown ? clientID : "unknown"), "outcome": .string(outcomeLabel),
+            "reason": .string(reason), "accountId": .string(accountID),
+            "durationMs": .double((durationMs * 100).rounded() / 100), "requestId": .string(requestID),
+        ])
+    }
+}
