@@ -25,7 +25,8 @@ let package = Package(
         .target(name: "Realms", dependencies: ["Storage", "JOSE"]),
         .target(name: "TokenIssuer", dependencies: ["JOSE", "Storage", "Realms"]),
         .target(name: "Grants", dependencies: ["JOSE", "Storage", "Realms"]),
-        // What every identity-token login shares (limits, replay, accounts, branch A / B) and the code exchange.
+        // What every identity-token login shares (IdentityToken/: limits, replay, accounts, branch A / B) and the
+        // token endpoint's code exchange (CodeExchange/).
         .target(name: "Login", dependencies: ["Storage", "Realms", "TokenIssuer", "Grants"]),
         .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "Grants", "Login"]),
         .target(name: "HeraldServer", dependencies: [
