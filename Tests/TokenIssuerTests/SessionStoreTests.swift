@@ -202,7 +202,7 @@ struct SessionStoreTests {
             return
         }
         fixture.clock.advance(by: 1)
-        #expect(try await ring.publishedKeys(realmID: "acme").allSatisfy { $0.kid != retired.kid })
+        #expect(try await ring.publishedKeys(realmID: "acme").keys.allSatisfy { $0.kid != retired.kid })
         #expect(try await tokens.accessTokens.validate(issued.accessToken, realmID: "acme") == .invalid)
         // A service that never cached the key refuses it as well.
         #expect(try await fixture.tokens.accessTokens.validate(issued.accessToken, realmID: "acme") == .invalid)
