@@ -27,11 +27,12 @@ public struct AccessTokenVerifier: Sendable {
         self.now = now
     }
 
-    /// Access-token validation's one read: the session, its account and its client standing.
+    /// Access-token validation's one read: the session with its account's and its client's
+    /// standing, joined through the fragments Realms publishes for them (Realms owns those tables).
     private static let lookupSQL = """
-        SELECT s.revoked_at, s.realm_id, s.account_id, s.client_id, s.client_instance, a.status,
-            \(ClientStanding.columns) FROM sessions s
-        JOIN accounts a ON a.id = s.account_id
+        SELECT s.revoked_at, s.realm_id, s.account_id, s.client_id, s.client_instance,
+            \(AccountStanding.columns), \(ClientStanding.columns) FROM sessions s
+        \(AccountStanding.join(accountColumn: "s.account_id"))
         \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
         WHERE s.id = ?
         """
@@ -49,7 +50,7 @@ public struct AccessTokenVerifier: Sendable {
             try db.queryOne(Self.lookupSQL, .text(claims.sessionID)).map { row in
                 (revoked: try row.optionalInt("revoked_at") != nil, realmID: try row.string("realm_id"),
                  accountID: try row.string("account_id"), clientID: try row.string("client_id"),
-                 clientInstanceID: try row.string("client_instance"), status: try row.string("status"),
+                 clientInstanceID: try row.string("client_instance"), account: try AccountStanding(joinedRow: row),
                  client: try ClientStanding(joinedRow: row))
             }
         }
@@ -61,10 +62,10 @@ public struct AccessTokenVerifier: Sendable {
         case .anyClient: break
         case .sessionAPIClient: if !client.usesSessionAPI { return .clientNotAllowed }
         }
-        switch AccountStatus(rawValue: state.status) {
-        case .disabled?: return .accountDisabled
-        case .deleted?, nil: return .accountDeleted
-        case .active?: return state.revoked ? .revoked : .valid(claims.scoped(client.capping(claims.scope)))
+        switch state.account {
+        case .disabled: return .accountDisabled
+        case .deleted: return .accountDeleted
+        case .active: return state.revoked ? .revoked : .valid(claims.scoped(client.capping(claims.scope)))
         }
     }
 
