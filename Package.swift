@@ -46,6 +46,8 @@ let package = Package(
         .testTarget(name: "GrantsTests", dependencies: ["Grants", "HeraldTestSupport", "Realms", "Storage"]),
         .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
         .testTarget(name: "LoginTests", dependencies: ["Login", "Realms", "HeraldTestSupport"]),
+        // The command line's own logic (argument parsing, help), in-process; the binary is HeraldServerTests'.
+        .testTarget(name: "heraldTests", dependencies: ["herald", "HeraldTestSupport"]),
         .testTarget(name: "HeraldServerTests", dependencies: [
             "HeraldServer", "HeraldTestSupport", "HTTPServer", "JOSE", "Storage", "Realms", "TokenIssuer", "Grants", "Login",
         ]),
