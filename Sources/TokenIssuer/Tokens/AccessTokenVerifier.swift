@@ -115,7 +115,8 @@ public struct AccessTokenVerifier: Sendable {
     /// A verification key by kid, only while the key is published (active, or retired and
     /// before its `publish_until`): the same rule as the realm's `jwks.json`, so Herald accepts
     /// no token a relying party that trusts the JWKS would reject. Cached until the entry's
-    /// `trustedUntil`. nil for an unknown or unpublished kid; a storage error is thrown.
+    /// `trustedUntil`. nil for an unknown or unpublished kid; a storage error is thrown, also
+    /// for a published key whose stored JWK cannot be read.
     private func publishedKey(kid: String) async throws -> SigningKeyCache.PublishedKey? {
         let at = now().unixSeconds
         if let cached = keys.publicKey(kid: kid, at: at) { return cached }
@@ -133,8 +134,12 @@ public struct AccessTokenVerifier: Sendable {
             keys.forget(kid: kid)
             return nil
         }
+        // Herald wrote this JWK itself: one that does not read is damaged stored data, an error
+        // to see (the caller answers 500 and logs it), not a token quietly refused as invalid.
         guard let jwk = try? JSONDecoder().decode(JWK.self, from: Data(row.jwk.utf8)),
-              let key = try? jwk.publicKey() else { return nil }
+              let key = try? jwk.publicKey() else {
+            throw StorageError(code: .typeMismatch, message: "column 'public_jwk' holds an unreadable key, expected a public JWK")
+        }
         let published = SigningKeyCache.PublishedKey(realmID: row.realmID, key: key, trustedUntil: trustedUntil)
         keys.remember(kid: kid, published)
         return published
