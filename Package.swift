@@ -25,7 +25,8 @@ let package = Package(
         .target(name: "Realms", dependencies: ["Storage", "JOSE"]),
         .target(name: "TokenIssuer", dependencies: ["JOSE", "Storage", "Realms"]),
         .target(name: "Grants", dependencies: ["JOSE", "Storage", "Realms"]),
-        // What every identity-token login shares (limits, replay, accounts, branch A / B) and the code exchange.
+        // What every identity-token login shares (IdentityToken/: limits, replay, accounts, branch A / B) and the
+        // token endpoint's code exchange (CodeExchange/).
         .target(name: "Login", dependencies: ["Storage", "Realms", "TokenIssuer", "Grants"]),
         .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "Grants", "Login"]),
         .target(name: "HeraldServer", dependencies: [
@@ -47,6 +48,8 @@ let package = Package(
         .testTarget(name: "LoginTests", dependencies: [
             "Login", "Realms", "HeraldTestSupport", "Storage", "TokenIssuer", "Grants", "JOSE",
         ]),
+        // The command line's own logic (argument parsing, help), in-process; the binary is HeraldServerTests'.
+        .testTarget(name: "heraldTests", dependencies: ["herald", "HeraldTestSupport"]),
         .testTarget(name: "HeraldServerTests", dependencies: [
             "HeraldServer", "HeraldTestSupport", "HTTPServer", "JOSE", "Storage", "Realms", "TokenIssuer", "Grants", "Login",
         ]),

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldTestSupport
 import JOSE
+import Storage
 import Testing
 @testable import HeraldServer
 
@@ -37,6 +38,28 @@ struct AdminPublicKeysTests {
             // Setting the same algorithm again does not rotate.
             _ = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["signingAlgorithm": "EdDSA"])
             #expect((try await herald.send("GET", "/api/oauth/acme/jwks.json").json["keys"]?.arrayValue ?? []).count == 2)
+        }
+    }
+
+    @Test("a key whose stored JWK is unreadable is left out of jwks.json and logged, the others still served (issue #33)",
+          arguments: Backend.allCases)
+    func unreadableKeyIsLoggedNotSilent(backend: Backend) async throws {
+        try await RunningHerald.with(backend: backend) { herald in
+            try await herald.createRealm("acme")
+            _ = try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["signingAlgorithm": "EdDSA"])
+            let keys = try await herald.send("GET", "/api/oauth/acme/jwks.json").json["keys"]?.arrayValue ?? []
+            let kids = keys.compactMap { $0["kid"]?.stringValue }
+            try #require(kids.count == 2)
+            #expect(!herald.logs.captured.joined().contains("signing_key_unreadable"))
+            try await herald.application.context.database.write { db in
+                try db.execute("UPDATE signing_keys SET public_jwk = 'not json' WHERE kid = ?", .text(kids[1]))
+            }
+            let response = try await herald.send("GET", "/api/oauth/acme/jwks.json")
+            #expect(response.status == 200)
+            #expect(response.json["keys"]?.arrayValue?.compactMap { $0["kid"]?.stringValue } == [kids[0]])
+            let warnings = herald.logs.captured.filter { $0.contains("\"signing_key_unreadable\"") }
+            #expect(warnings.count == 1)
+            #expect(warnings.first?.contains(kids[1]) == true)
         }
     }
 

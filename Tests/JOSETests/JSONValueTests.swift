@@ -59,6 +59,29 @@ struct JSONValueTests {
         #expect(try JSONValue.parse(value.serialized()) == value)
     }
 
+    @Test func indentedOutputIsTheSameJSONOneMemberPerLine() throws {
+        let value: JSONValue = ["b": [true, nil, 1_300_819_380, 0.5, ["z": [], "y": [:]]], "a": "q\"\n"]
+        let text = String(decoding: value.serialized(indentedBy: 2), as: UTF8.self)
+        #expect(text == """
+            {
+              "a": "q\\"\\n",
+              "b": [
+                true,
+                null,
+                1300819380,
+                0.5,
+                {
+                  "y": {},
+                  "z": []
+                }
+              ]
+            }
+            """)
+        #expect(try JSONValue.parse(value.serialized(indentedBy: 2)) == value)
+        #expect(String(decoding: JSONValue.array([]).serialized(indentedBy: 2), as: UTF8.self) == "[]")
+        #expect(value.serialized(indentedBy: 0) == value.serialized())
+    }
+
     @Test func escapesEachSpecialCharacterEvenAlone() {
         // A string is copied unescaped only when it holds none of these; each one alone must
         // still be escaped.

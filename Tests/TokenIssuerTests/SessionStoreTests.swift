@@ -202,9 +202,23 @@ struct SessionStoreTests {
             return
         }
         fixture.clock.advance(by: 1)
-        #expect(try await ring.publishedKeys(realmID: "acme").allSatisfy { $0.kid != retired.kid })
+        #expect(try await ring.publishedKeys(realmID: "acme").keys.allSatisfy { $0.kid != retired.kid })
         #expect(try await tokens.accessTokens.validate(issued.accessToken, realmID: "acme") == .invalid)
         // A service that never cached the key refuses it as well.
         #expect(try await fixture.tokens.accessTokens.validate(issued.accessToken, realmID: "acme") == .invalid)
+    }
+
+    @Test("a published key whose stored JWK is unreadable fails validation with a storage error, not a quiet invalid (issue #33)",
+          arguments: Backend.allCases)
+    func unreadablePublishedKeyIsAnError(backend: Backend) async throws {
+        let fixture = try await TokenFixture(backend)
+        let issued = try await fixture.tokens.sessions.startSession(fixture.request(), in: fixture.database)
+        // A service that has not cached the key reads its row (the signer's own cache would not).
+        #expect(try await fixture.tokens.accessTokens.validate(issued.accessToken, realmID: "acme") != .invalid)
+        try await fixture.database.write { db in try db.execute("UPDATE signing_keys SET public_jwk = 'not json'") }
+        let error = await #expect(throws: StorageError.self) {
+            _ = try await fixture.tokens.accessTokens.validate(issued.accessToken, realmID: "acme")
+        }
+        #expect(error?.message.contains("public_jwk") == true)
     }
 }

@@ -37,7 +37,7 @@ struct SigningKeyRingTests {
         try await Self.withRing(backend) { ring, database, _ in
             let info = try await ring.rotate(realmID: "acme", algorithm: algorithm)
             #expect(info.algorithm == algorithm.rawValue && info.status == "active")
-            let published = try await ring.publishedKeys(realmID: "acme")
+            let published = try await ring.publishedKeys(realmID: "acme").keys
             #expect(published.count == 1)
             let jwk = try #require(published.first)
             #expect(jwk.kid == info.kid && jwk.use == "sig" && jwk.alg == algorithm.rawValue)
@@ -45,6 +45,24 @@ struct SigningKeyRingTests {
             let message = Array("header.payload".utf8)
             let signature = try active.privateKey.sign(message: message, algorithm: active.algorithm)
             #expect(try jwk.publicKey().verify(signature: signature, message: message, algorithm: active.algorithm))
+        }
+    }
+
+    @Test("a published key whose stored JWK is unreadable is left out of the JWKS and named, not dropped silently",
+          arguments: Backend.allCases)
+    func unreadablePublishedKeyIsNamed(backend: Backend) async throws {
+        try await Self.withRing(backend) { ring, database, _ in
+            let first = try await ring.rotate(realmID: "acme", algorithm: .es256)
+            let second = try await ring.rotate(realmID: "acme", algorithm: .es256)
+            let intact = try await ring.publishedKeys(realmID: "acme")
+            #expect(intact.keys.compactMap(\.kid) == [second.kid, first.kid])
+            #expect(intact.unreadableKids.isEmpty)
+            try await database.write { db in
+                try db.execute("UPDATE signing_keys SET public_jwk = '{\"kty\":' WHERE kid = ?", .text(first.kid))
+            }
+            let damaged = try await ring.publishedKeys(realmID: "acme")
+            #expect(damaged.keys.compactMap(\.kid) == [second.kid])
+            #expect(damaged.unreadableKids == [first.kid])
         }
     }
 
@@ -66,9 +84,9 @@ struct SigningKeyRingTests {
             let first = try await ring.rotate(realmID: "acme", algorithm: .es256)
             let second = try await ring.rotate(realmID: "acme", algorithm: .edDSA)
             #expect(try await ring.keys(realmID: "acme").first { $0.status == "active" }?.kid == second.kid)
-            #expect(Set(try await ring.publishedKeys(realmID: "acme").compactMap(\.kid)) == [first.kid, second.kid])
+            #expect(Set(try await ring.publishedKeys(realmID: "acme").keys.compactMap(\.kid)) == [first.kid, second.kid])
             clock.advance(by: 3601)
-            #expect(try await ring.publishedKeys(realmID: "acme").compactMap(\.kid) == [second.kid])
+            #expect(try await ring.publishedKeys(realmID: "acme").keys.compactMap(\.kid) == [second.kid])
             #expect(try await ring.keys(realmID: "acme").map(\.status) == ["active", "retired"])
         }
     }

@@ -38,31 +38,31 @@ public struct AppleTokenDiagnosisReport: Sendable {
         }
     }
 
-    /// `{"header":…,"claims":…,"checks":[{"name","passed","detail"}…],"verdict","reason"}`, indented.
-    /// A failed check also carries `reason`; a skipped one has `"passed": null, "skipped": true`.
+    /// `{"checks":[{"detail","name","passed"}…],"claims":…,"header":…,"reason","verdict"}`,
+    /// written by JOSE's one JSON writer (sorted keys), indented two spaces for a terminal. A
+    /// failed check also carries `reason`; a skipped one has `"passed": null, "skipped": true`.
     public func json() -> String {
-        let checkNodes: [JSONText.Node] = checks.map { step in
-            var members: [(String, JSONText.Node)] = [("name", .value(.string(step.name.rawValue)))]
+        let checkValues: [JSONValue] = checks.map { step in
+            var members: [String: JSONValue] = ["name": .string(step.name.rawValue), "detail": .string(step.outcome.detail)]
             switch step.outcome {
             case .passed:
-                members.append(("passed", .value(.bool(true))))
+                members["passed"] = .bool(true)
             case .failed(let reason, _):
-                members.append(("passed", .value(.bool(false))))
-                members.append(("reason", .value(.string(reason.rawValue))))
+                members["passed"] = .bool(false)
+                members["reason"] = .string(reason.rawValue)
             case .skipped:
-                members.append(("passed", .value(.null)))
-                members.append(("skipped", .value(.bool(true))))
+                members["passed"] = .null
+                members["skipped"] = .bool(true)
             }
-            members.append(("detail", .value(.string(step.outcome.detail))))
             return .object(members)
         }
-        let root: JSONText.Node = .object([
-            ("header", .value(header.map(JSONValue.object) ?? .null)),
-            ("claims", .value(claims.map(JSONValue.object) ?? .null)),
-            ("checks", .array(checkNodes)),
-            ("verdict", .value(.string(verdict))),
-            ("reason", .value(reason.map(JSONValue.string) ?? .null)),
+        let root: JSONValue = .object([
+            "header": header.map(JSONValue.object) ?? .null,
+            "claims": claims.map(JSONValue.object) ?? .null,
+            "checks": .array(checkValues),
+            "verdict": .string(verdict),
+            "reason": reason.map(JSONValue.string) ?? .null,
         ])
-        return JSONText.render(root)
+        return String(decoding: root.serialized(indentedBy: 2), as: UTF8.self)
     }
 }

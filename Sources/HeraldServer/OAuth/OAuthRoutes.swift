@@ -44,7 +44,8 @@ struct OAuthRoutes: RouteGroup {
             guard let realm = try await realms.enabledRealm(request.parameter("realm")) else {
                 throw APIError.notFound("Realm")
             }
-            let algorithms = try await keyRing.publishedKeys(realmID: realm.id).compactMap(\.alg)
+            // An unreadable key is logged where the JWKS is served (PublicKeyRoutes), not here too.
+            let algorithms = try await keyRing.publishedKeys(realmID: realm.id).keys.compactMap(\.alg)
             var response = HTTPResponse.json(DiscoveryDocument.document(issuer: context.issuers.issuer(realmID: realm.id), realm: realm,
                                                                         publishedAlgorithms: algorithms))
             response.headers.set("Cache-Control", "public, max-age=300")

@@ -14,7 +14,11 @@ struct PublicKeyRoutes: RouteGroup {
         router.add("GET", "/api/oauth/:realm/jwks.json", endpoint.handler { request in
             let realmID = request.parameter("realm")
             guard let realm = try await realms.enabledRealm(realmID) else { throw APIError.notFound("Realm") }
-            let document = JWKSet.document(try await keyRing.publishedKeys(realmID: realm.id))
+            let published = try await keyRing.publishedKeys(realmID: realm.id)
+            for kid in published.unreadableKids {
+                context.logger.warning("signing_key_unreadable", ["realm": .string(realm.id), "kid": .string(kid)])
+            }
+            let document = JWKSet.document(published.keys)
             // Short caching: verifiers refetch on an unknown kid anyway, and rotation publishes
             // the new key before it signs anything it cannot verify.
             return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/json"),

@@ -1,5 +1,5 @@
 import Foundation
-import Login
+import Realms
 import Storage
 import Synchronization
 

@@ -22,6 +22,15 @@ public enum JSONValue: Sendable, Equatable, Codable {
         return writer.output
     }
 
+    /// The same JSON (sorted keys, the same escaping and numbers) with one member or element
+    /// per line, indented by `spaces` per level: for people to read (`herald diagnose`), not
+    /// for the wire.
+    public func serialized(indentedBy spaces: Int) -> [UInt8] {
+        var writer = JSONWriter(indentWidth: spaces)
+        writer.write(self)
+        return writer.output
+    }
+
     /// The string, if this is a string.
     public var stringValue: String? { if case .string(let value) = self { value } else { nil } }
     /// The number, if this is a number.

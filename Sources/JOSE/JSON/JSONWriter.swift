@@ -1,6 +1,14 @@
-/// Compact, deterministic JSON serialization (sorted keys) for `JSONValue`.
+/// Deterministic JSON serialization (sorted keys) for `JSONValue`: compact, or indented for
+/// people to read. Herald's one JSON writer: one escaping and one number format everywhere.
 struct JSONWriter {
     private(set) var output: [UInt8] = []
+    /// Spaces per nesting level; 0 writes compact JSON (the wire form).
+    let indentWidth: Int
+    private var depth = 0
+
+    init(indentWidth: Int = 0) {
+        self.indentWidth = max(0, indentWidth)
+    }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
@@ -16,20 +24,41 @@ struct JSONWriter {
             output.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
+                newline(entering: index == 0)
                 write(element)
             }
-            output.append(UInt8(ascii: "]"))
+            close(UInt8(ascii: "]"), empty: elements.isEmpty)
         case .object(let members):
             output.append(UInt8(ascii: "{"))
             // Sorted as pairs: sorting the keys and looking each up again hashed every key twice.
             for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
+                newline(entering: index == 0)
                 writeString(member.key)
                 output.append(UInt8(ascii: ":"))
+                if indentWidth > 0 { output.append(UInt8(ascii: " ")) }
                 write(member.value)
             }
-            output.append(UInt8(ascii: "}"))
+            close(UInt8(ascii: "}"), empty: members.isEmpty)
         }
+    }
+
+    /// Indented only: a line break before a member or element, one level deeper than its container.
+    private mutating func newline(entering: Bool) {
+        guard indentWidth > 0 else { return }
+        if entering { depth += 1 }
+        output.append(UInt8(ascii: "\n"))
+        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: depth * indentWidth))
+    }
+
+    /// Closes a container; indented, a non-empty one ends on its own line (`{}` and `[]` stay whole).
+    private mutating func close(_ bracket: UInt8, empty: Bool) {
+        if indentWidth > 0, !empty {
+            depth -= 1
+            output.append(UInt8(ascii: "\n"))
+            output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: depth * indentWidth))
+        }
+        output.append(bracket)
     }
 
     private mutating func writeNumber(_ number: Double) {

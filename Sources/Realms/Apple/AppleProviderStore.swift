@@ -102,10 +102,10 @@ public struct AppleProviderStore: Sendable {
         guard let row = try db.queryOne("SELECT * FROM apple_providers WHERE realm_id = ?", .text(realmID)) else { return nil }
         return AppleProviderConfig(
             realmId: try row.string("realm_id"), enabled: try row.bool("enabled"), clientId: try row.string("client_id"),
-            audiences: JSONColumn.decodeStrings(try row.string("audiences")), teamId: try row.optionalString("team_id"),
+            audiences: try JSONColumn.strings(row, "audiences"), teamId: try row.optionalString("team_id"),
             keyId: try row.optionalString("key_id"), privateKeyConfigured: try row.optionalBytes("private_key") != nil,
-            scopes: JSONColumn.decodeStrings(try row.string("scopes")),
-            returnUrls: JSONColumn.decodeStrings(try row.string("return_urls")), createdAt: try row.int("created_at"),
+            scopes: try JSONColumn.strings(row, "scopes"),
+            returnUrls: try JSONColumn.strings(row, "return_urls"), createdAt: try row.int("created_at"),
             updatedAt: try row.int("updated_at"))
     }
 }

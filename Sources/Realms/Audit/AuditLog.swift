@@ -60,11 +60,23 @@ public struct AuditLog: Sendable {
                 AuditEntry(id: try row.int("id"), at: try row.int("at"), actor: try row.string("actor"),
                            action: try row.string("action"), target: try row.string("target"),
                            reason: try row.optionalString("reason"),
-                           changes: (try? JSONDecoder().decode([String: FieldChange].self,
-                                                               from: Data(try row.string("changes").utf8))) ?? [:])
+                           changes: try Self.changes(row))
             }
             let next = rows.count > page.limit ? entries.last.map { ListCursor.encode(list: "audit", key: $0.id) } : nil
             return Page(items: entries, nextCursor: next)
+        }
+    }
+
+    /// An entry's stored `changes`. Herald writes them itself, so text that does not decode is
+    /// damaged stored data: it throws (`typeMismatch`, naming the column, never the value)
+    /// rather than showing the entry as one that changed nothing.
+    static func changes(_ row: Row) throws -> [String: FieldChange] {
+        do {
+            return try JSONDecoder().decode([String: FieldChange].self, from: Data(try row.string("changes").utf8))
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(code: .typeMismatch, message: "column 'changes' holds unreadable JSON, expected an object of field changes")
         }
     }
 }

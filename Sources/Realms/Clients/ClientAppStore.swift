@@ -201,8 +201,8 @@ public struct ClientAppStore: Sendable {
                                name: try row.string("name"), createdAt: try row.int("created_at"))
         client.firstParty = try row.bool("first_party")
         client.confidential = try row.bool("confidential")
-        client.redirectUris = JSONColumn.decodeStrings(try row.string("redirect_uris"))
-        client.allowedScopes = JSONColumn.decodeStrings(try row.string("allowed_scopes"))
+        client.redirectUris = try JSONColumn.strings(row, "redirect_uris")
+        client.allowedScopes = try JSONColumn.strings(row, "allowed_scopes")
         client.enabled = try row.bool("enabled")
         client.ipBinding = try row.bool("ip_binding")
         client.accessTokenTTL = try row.optionalInt("access_token_ttl").map { Int($0) }

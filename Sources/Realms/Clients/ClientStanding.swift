@@ -42,7 +42,7 @@ public struct ClientStanding: Sendable, Equatable {
         enabled = try row.bool("standing_enabled")
         firstParty = try row.bool("standing_first_party")
         confidential = try row.bool("standing_confidential")
-        allowedScopes = JSONColumn.decodeStrings(try row.string("standing_allowed_scopes"))
+        allowedScopes = try JSONColumn.strings(row, "standing_allowed_scopes")
     }
 
     /// Whether a session bound to `instanceID` may still be used: the client is the same

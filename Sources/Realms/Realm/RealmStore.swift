@@ -141,6 +141,18 @@ public struct RealmStore: Sendable {
         }
     }
 
+    /// The longest access-token lifetime the realm or any of its clients sets, in seconds, read
+    /// in one query inside the caller's transaction; nil for an unknown realm. TokenIssuer keeps
+    /// a retired signing key published at least this long, so every token it signed expires first.
+    public static func longestAccessTokenTTL(_ db: any SQLExecutor, realmID: String) throws -> Int64? {
+        guard let row = try db.queryOne("""
+            SELECT r.access_token_ttl AS realm_ttl,
+                   (SELECT MAX(c.access_token_ttl) FROM client_apps c WHERE c.realm_id = r.id) AS client_ttl
+            FROM realms r WHERE r.id = ?
+            """, .text(realmID)) else { return nil }
+        return max(try row.int("realm_ttl"), try row.optionalInt("client_ttl") ?? 0)
+    }
+
     static func insert(_ realm: Realm, into db: any SQLExecutor) throws {
         try db.execute("""
             INSERT INTO realms (id, display_name, enabled, registration_enabled, email_linking, nonce_required,

@@ -96,29 +96,33 @@ public struct SigningKeyRing: Sendable {
         }
     }
 
-    /// How long a key retired now must stay published: every token it signed has expired by then.
+    /// How long a key retired now must stay published: every token it signed has expired by
+    /// then. The realm's and its clients' lifetimes come from Realms (an unknown realm: the
+    /// longest lifetime a realm may set).
     static func retention(_ db: any SQLExecutor, realmID: String) throws -> Int64 {
-        let row = try db.queryOne("""
-            SELECT r.access_token_ttl AS realm_ttl,
-                   (SELECT MAX(c.access_token_ttl) FROM client_apps c WHERE c.realm_id = r.id) AS client_ttl
-            FROM realms r WHERE r.id = ?
-            """, .text(realmID))
-        let realmTTL = try row?.optionalInt("realm_ttl") ?? Int64(Realm.accessTokenTTLRange.upperBound)
-        let clientTTL = try row?.optionalInt("client_ttl") ?? 0
-        return max(realmTTL, clientTTL, Int64(TokenSigner.idTokenTTL)) + retentionLeeway
+        let accessTTL = try RealmStore.longestAccessTokenTTL(db, realmID: realmID) ?? Int64(Realm.accessTokenTTLRange.upperBound)
+        return max(accessTTL, Int64(TokenSigner.idTokenTTL)) + retentionLeeway
     }
 
-    /// The public keys to publish for the realm: the active key and unexpired retired keys.
-    public func publishedKeys(realmID: String) async throws -> [JWK] {
+    /// The public keys to publish for the realm: the active key and unexpired retired keys. A
+    /// key whose stored JWK cannot be read is left out, so the realm's other keys still verify,
+    /// and named in `unreadableKids` for the caller to log: damaged stored data must be seen.
+    public func publishedKeys(realmID: String) async throws -> PublishedSigningKeys {
         let at = now().unixSeconds
         return try await database.read { db in
-            try db.query("""
-                SELECT public_jwk FROM signing_keys
+            var keys: [JWK] = [], unreadable: [String] = []
+            for row in try db.query("""
+                SELECT kid, public_jwk FROM signing_keys
                 WHERE realm_id = ? AND (status = 'active' OR publish_until > ?)
                 ORDER BY (status = 'active') DESC, created_at DESC, kid
-                """, .text(realmID), .integer(at)).compactMap { row in
-                try? JSONDecoder().decode(JWK.self, from: Data(try row.string("public_jwk").utf8))
+                """, .text(realmID), .integer(at)) {
+                if let jwk = try? JSONDecoder().decode(JWK.self, from: Data(try row.string("public_jwk").utf8)) {
+                    keys.append(jwk)
+                } else {
+                    unreadable.append(try row.string("kid"))
+                }
             }
+            return PublishedSigningKeys(keys: keys, unreadableKids: unreadable)
         }
     }
 

@@ -1,8 +1,12 @@
 import Storage
 
 /// The TokenIssuer module's tables, as forward-only migrations of module "tokens". They
-/// reference `realms` (and v4 reads `client_apps.instance_id`), so apply them after
-/// `RealmsSchema.migrations`.
+/// reference `realms` and `accounts` (Realms' tables) in foreign keys, so that deleting a realm
+/// or an account removes what hangs off it: schema references, not reads. The one read of a
+/// Realms table is v4's one-time backfill of `client_instance` from `client_apps.instance_id`,
+/// kept as it ran (a migration is history: it is never edited). Apply them after
+/// `RealmsSchema.migrations`. TokenIssuer's code reads Realms' tables only through what Realms
+/// exports (`AccountStanding`, `ClientStanding`, `RealmStore.longestAccessTokenTTL`).
 public enum TokenIssuerSchema {
     public static let migrations: [Migration] = [
         Migration(module: "tokens", version: 1, name: "signing keys", statements: [

@@ -83,11 +83,12 @@ public struct SessionStore: Sendable {
                         refreshToken: prepared.refreshToken, nonce: prepared.nonce, at: prepared.at)
     }
 
-    /// The refresh transaction's one read: the token, its session, account and client standing.
+    /// The refresh transaction's one read: the token and its session with its account's and its
+    /// client's standing, joined through the fragments Realms publishes for them.
     private static let refreshLookupSQL = """
-        SELECT s.*, r.rotated_at, a.status AS account_status, \(ClientStanding.columns) FROM refresh_tokens r
+        SELECT s.*, r.rotated_at, \(AccountStanding.columns), \(ClientStanding.columns) FROM refresh_tokens r
         JOIN sessions s ON s.id = r.session_id
-        JOIN accounts a ON a.id = s.account_id
+        \(AccountStanding.join(accountColumn: "s.account_id"))
         \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
         WHERE r.token_hash = ?
         """
@@ -129,10 +130,10 @@ public struct SessionStore: Sendable {
                 case .sessionAPI:
                     guard client.usesSessionAPI else { return .refused(.clientNotAllowed) }
                 }
-                switch AccountStatus(rawValue: try row.string("account_status")) {
-                case .active?: break
-                case .disabled?: return .refused(.accountDisabled)
-                case .deleted?, nil: return .refused(.accountDeleted)
+                switch try AccountStanding(joinedRow: row) {
+                case .active: break
+                case .disabled: return .refused(.accountDisabled)
+                case .deleted: return .refused(.accountDeleted)
                 }
                 if try row.optionalInt("rotated_at") != nil {
                     // Reuse: whoever holds the family's current token may be an attacker. The
@@ -238,8 +239,9 @@ public struct SessionStore: Sendable {
             guard let row = try db.queryOne("""
                 SELECT s.id, s.client_id, s.client_instance, s.account_id, s.scope, s.expires_at, s.revoked_at,
                     s.idle_expires_at,
-                    r.created_at, r.rotated_at, a.status AS account_status, \(ClientStanding.columns)
-                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN accounts a ON a.id = s.account_id
+                    r.created_at, r.rotated_at, \(AccountStanding.columns), \(ClientStanding.columns)
+                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+                \(AccountStanding.join(accountColumn: "s.account_id"))
                 \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
                 WHERE r.token_hash = ? AND s.realm_id = ?
                 """, .blob(hash), .text(realmID)) else { return nil }
@@ -247,7 +249,7 @@ public struct SessionStore: Sendable {
             let client = try ClientStanding(joinedRow: row)
             let active = try row.optionalInt("rotated_at") == nil && row.optionalInt("revoked_at") == nil
                 && row.int("expires_at") > at && (try row.optionalInt("idle_expires_at")).map { $0 > at } ?? true
-                && row.string("account_status") == AccountStatus.active.rawValue
+                && AccountStanding(joinedRow: row) == .active
                 && client?.admits(sessionOf: try row.string("client_instance")) == true
             let scope = try row.string("scope").split(separator: " ").map(String.init)
             return RefreshTokenSession(

@@ -27,11 +27,12 @@ public struct AccessTokenVerifier: Sendable {
         self.now = now
     }
 
-    /// Access-token validation's one read: the session, its account and its client standing.
+    /// Access-token validation's one read: the session with its account's and its client's
+    /// standing, joined through the fragments Realms publishes for them (Realms owns those tables).
     private static let lookupSQL = """
-        SELECT s.revoked_at, s.realm_id, s.account_id, s.client_id, s.client_instance, a.status,
-            \(ClientStanding.columns) FROM sessions s
-        JOIN accounts a ON a.id = s.account_id
+        SELECT s.revoked_at, s.realm_id, s.account_id, s.client_id, s.client_instance,
+            \(AccountStanding.columns), \(ClientStanding.columns) FROM sessions s
+        \(AccountStanding.join(accountColumn: "s.account_id"))
         \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
         WHERE s.id = ?
         """
@@ -49,7 +50,7 @@ public struct AccessTokenVerifier: Sendable {
             try db.queryOne(Self.lookupSQL, .text(claims.sessionID)).map { row in
                 (revoked: try row.optionalInt("revoked_at") != nil, realmID: try row.string("realm_id"),
                  accountID: try row.string("account_id"), clientID: try row.string("client_id"),
-                 clientInstanceID: try row.string("client_instance"), status: try row.string("status"),
+                 clientInstanceID: try row.string("client_instance"), account: try AccountStanding(joinedRow: row),
                  client: try ClientStanding(joinedRow: row))
             }
         }
@@ -61,10 +62,10 @@ public struct AccessTokenVerifier: Sendable {
         case .anyClient: break
         case .sessionAPIClient: if !client.usesSessionAPI { return .clientNotAllowed }
         }
-        switch AccountStatus(rawValue: state.status) {
-        case .disabled?: return .accountDisabled
-        case .deleted?, nil: return .accountDeleted
-        case .active?: return state.revoked ? .revoked : .valid(claims.scoped(client.capping(claims.scope)))
+        switch state.account {
+        case .disabled: return .accountDisabled
+        case .deleted: return .accountDeleted
+        case .active: return state.revoked ? .revoked : .valid(claims.scoped(client.capping(claims.scope)))
         }
     }
 
@@ -114,7 +115,8 @@ public struct AccessTokenVerifier: Sendable {
     /// A verification key by kid, only while the key is published (active, or retired and
     /// before its `publish_until`): the same rule as the realm's `jwks.json`, so Herald accepts
     /// no token a relying party that trusts the JWKS would reject. Cached until the entry's
-    /// `trustedUntil`. nil for an unknown or unpublished kid; a storage error is thrown.
+    /// `trustedUntil`. nil for an unknown or unpublished kid; a storage error is thrown, also
+    /// for a published key whose stored JWK cannot be read.
     private func publishedKey(kid: String) async throws -> SigningKeyCache.PublishedKey? {
         let at = now().unixSeconds
         if let cached = keys.publicKey(kid: kid, at: at) { return cached }
@@ -132,8 +134,12 @@ public struct AccessTokenVerifier: Sendable {
             keys.forget(kid: kid)
             return nil
         }
+        // Herald wrote this JWK itself: one that does not read is damaged stored data, an error
+        // to see (the caller answers 500 and logs it), not a token quietly refused as invalid.
         guard let jwk = try? JSONDecoder().decode(JWK.self, from: Data(row.jwk.utf8)),
-              let key = try? jwk.publicKey() else { return nil }
+              let key = try? jwk.publicKey() else {
+            throw StorageError(code: .typeMismatch, message: "column 'public_jwk' holds an unreadable key, expected a public JWK")
+        }
         let published = SigningKeyCache.PublishedKey(realmID: row.realmID, key: key, trustedUntil: trustedUntil)
         keys.remember(kid: kid, published)
         return published

@@ -1,0 +1,31 @@
+import Storage
+
+/// An account as a session sees it each time one of its tokens is used: whether it may still
+/// use its sessions. Disabling or deleting an account therefore reaches its live sessions at
+/// once. Like ``ClientStanding``, TokenIssuer reads it by joining `accounts` onto the session
+/// row it reads anyway (Realms owns the SQL), so using a token costs no extra query.
+public enum AccountStanding: Sendable, Equatable {
+    case active
+    case disabled
+    /// Deleted, or a status this version does not know (it never widens to active).
+    case deleted
+
+    /// `JOIN accounts` as `standing_account` on the row's account id column (`s.account_id`).
+    /// An inner join: sessions reference `accounts(id)` with `ON DELETE CASCADE`, so a session
+    /// whose account row is gone is gone too, and such a row is not found.
+    public static func join(accountColumn: String) -> String {
+        "JOIN accounts standing_account ON standing_account.id = \(accountColumn)"
+    }
+
+    /// The select list that ``init(joinedRow:)`` reads, for a query using ``join(accountColumn:)``.
+    public static let columns = "standing_account.status AS standing_account_status"
+
+    /// The joined account's standing.
+    public init(joinedRow row: Row) throws(StorageError) {
+        switch AccountStatus(rawValue: try row.string("standing_account_status")) {
+        case .active?: self = .active
+        case .disabled?: self = .disabled
+        case .deleted?, nil: self = .deleted
+        }
+    }
+}
