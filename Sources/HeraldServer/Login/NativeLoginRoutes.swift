@@ -9,21 +9,29 @@ import TokenIssuer
 /// `POST /api/oauth/:realm/apple/native-login`: decodes the request, runs the login pipeline
 /// (`IdentityTokenLogin` with Apple's verifier), answers branch A or B, and writes one log line and one metric per attempt — never the
 /// token, nonce or email.
+/// The handlers are static and take the group as `context`: what it holds is all they use.
 struct NativeLoginRoutes: RouteGroup {
-    let context: HeraldContext
+    let nativeLogin: IdentityTokenLogin<AppleIdentityVerifier>
+    /// Where a login's Apple authorization code is handed over (queued for exchange).
+    let appleTokens: AppleTokenVault
+    let clientAddresses: ClientAddressResolver
+    let metrics: HeraldMetrics
+    let logger: Logger
+
+    var recording: LoginRecording { LoginRecording(provider: nativeLogin.provider, metrics: metrics, logger: logger) }
 
     /// Longest identity token read from the body; longer than the 16 KiB limit so the limit
     /// itself answers (and counts as a failed attempt).
     static let maxReadTokenBytes = 65_536
 
     func register(in router: inout Router, endpoint: Endpoint) {
-        let context = self.context
+        let context = self
         router.add("POST", "/api/oauth/:realm/apple/native-login", endpoint.handler { request in
             try await Self.handle(request, context: context)
         })
     }
 
-    static func handle(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
+    static func handle(_ request: HTTPRequest, context: NativeLoginRoutes) async throws -> HTTPResponse {
         let started = DispatchTime.now().uptimeNanoseconds
         let realmID = request.parameter("realm")
         let token: String
@@ -47,7 +55,7 @@ struct NativeLoginRoutes: RouteGroup {
         } catch {
             // An unreadable request is an attempt too: one log line, no client (it was never checked).
             record(.failure(LoginError(.badRequest)), realmID: realmID, clientID: "", request: request,
-                   context: context, started: started)
+                   context: context.recording, started: started)
             throw error
         }
 
@@ -60,13 +68,18 @@ struct NativeLoginRoutes: RouteGroup {
         } catch {
             outcome = .failure(error)
         }
-        record(outcome, realmID: realmID, clientID: clientID, request: request, context: context, started: started)
+        record(outcome, realmID: realmID, clientID: clientID, request: request, context: context.recording, started: started)
         if case .success(let result) = outcome, let appleCode, !appleCode.isEmpty,
            let audience = try? CompactJWS(parsing: token, maxLength: AppleIdentityVerifier.maximumTokenBytes)
                .payloadObject()["aud"]?.stringValue {
-            // Apple issued the code to the app the verified token is for (its `aud`).
-            AppleTokenTasks.keepRefreshToken(code: appleCode, realmID: realmID, accountID: result.accountID,
-                                             clientID: audience, context: context)
+            // Apple issued the code to the app the verified token is for (its `aud`). It is only
+            // queued here, in one short write; `AppleTokenWork` exchanges it after the answer.
+            if case .failure(let failure) = await context.appleTokens.keep(
+                .authorizationCode(appleCode), realmID: realmID, accountID: result.accountID, clientID: audience) {
+                // The login stands; the account keeps the Apple token it had, if any.
+                context.logger.warning("apple_token_exchange_not_queued", ["realm": .string(realmID),
+                                                                           "reason": .string(failure.rawValue)])
+            }
         }
         switch outcome {
         case .success(.session(let tokens, let isNewUser)):
@@ -116,7 +129,7 @@ struct NativeLoginRoutes: RouteGroup {
     /// One log line and one metric per attempt. The client id is logged only once the client
     /// was found (a caller can type anything into that field).
     static func record(_ outcome: Result<LoginResult, LoginError>, realmID: String, clientID: String,
-                       request: HTTPRequest, context: HeraldContext, started: UInt64) {
+                       request: HTTPRequest, context: LoginRecording, started: UInt64) {
         let durationMs = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
         let outcomeLabel: String
         let reason: String
@@ -135,9 +148,9 @@ struct NativeLoginRoutes: RouteGroup {
                             .tokenTooLarge, .internalFailure, .serviceUnavailable].contains(error.code)
         }
         let realmLabel = InputRules.isSlug(realmID) ? realmID : "invalid"
-        context.metrics.recordLogin(provider: context.nativeLogin.provider, outcome: outcomeLabel, reason: reason)
+        context.metrics.recordLogin(provider: context.provider, outcome: outcomeLabel, reason: reason)
         context.logger.info("login", [
-            "realm": .string(realmLabel), "provider": .string(context.nativeLogin.provider),
+            "realm": .string(realmLabel), "provider": .string(context.provider),
             "client": .string(clientKnown ? clientID : "unknown"), "outcome": .string(outcomeLabel),
             "reason": .string(reason), "accountId": .string(accountID),
             "durationMs": .double((durationMs * 100).rounded() / 100), "requestId": .string(request.requestID),

@@ -6,11 +6,11 @@ import TokenIssuer
 /// `GET /api/oauth/:realm/jwks.json`: the realm's published signing keys. Unknown and
 /// disabled realms answer 404, like every public route of a disabled realm.
 struct PublicKeyRoutes: RouteGroup {
-    let context: HeraldContext
+    let realms: RealmStore
+    let keyRing: SigningKeyRing
 
     func register(in router: inout Router, endpoint: Endpoint) {
-        let realms = RealmStore(database: context.database, now: context.now)
-        let keyRing = SigningKeyRing(database: context.database, masterKey: context.masterKey, now: context.now)
+        let realms = realms, keyRing = keyRing
         router.add("GET", "/api/oauth/:realm/jwks.json", endpoint.handler { request in
             let realmID = request.parameter("realm")
             guard let realm = try await realms.enabledRealm(realmID) else { throw APIError.notFound("Realm") }
