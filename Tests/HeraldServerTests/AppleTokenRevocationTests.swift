@@ -149,8 +149,9 @@ struct AppleTokenRevocationTests {
             try await waitUntil("another round is done") { work.rounds > rounds }
             #expect(try await Self.queued(fixture).first?.attempts == 1)
 
+            // Exactly the backoff: the fake Apple takes a client secret issued at most 60 s ahead of its clock.
             apple.fail(with: nil)
-            clock.advance(by: 61)
+            clock.advance(by: 60)
             work.wake()
             try await waitUntil("the revocation left the queue") { try await Self.queued(fixture).isEmpty }
             #expect(apple.calls.filter { $0.path == "/auth/revoke" }.count == 2)
@@ -221,7 +222,7 @@ struct AppleTokenRevocationTests {
             try expectStatus(204, await fixture.admin("DELETE", "/api/admin/realms/acme/accounts/\(id)", reason: "gone"))
             try await waitUntil("the first attempt failed") { try await Self.queued(fixture).first?.attempts == 1 }
 
-            clock.advance(by: 61)
+            clock.advance(by: 60)
             try await Self.restarted(fixture, now: clock.closure) { application in
                 apple.fail(with: nil)
                 let database = application.services.database
