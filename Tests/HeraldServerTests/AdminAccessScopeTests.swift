@@ -12,7 +12,7 @@ import Testing
 struct AdminAccessScopeTests {
     /// The admin route table of a running server (only the declarations are read).
     static func routeTable(_ herald: RunningHerald) -> [AdminRoute] {
-        AdminRoutes.routes(AdminStores(context: herald.application.context, sessionRevoker: SessionRevoker(now: herald.application.context.now)))
+        AdminRoutes.routes(AdminStores(herald.application.services))
     }
 
     /// `route`'s path with `:realm` set to `realm` and every other parameter to `x`.
@@ -39,7 +39,7 @@ struct AdminAccessScopeTests {
 
     static func token(_ herald: RunningHerald, _ name: String, role: AdminRole = .admin,
                       scope: AdminScope = .allRealms) async throws -> String {
-        try await AdminTokenStore(database: herald.application.context.database, now: herald.application.context.now)
+        try await AdminTokenStore(database: herald.application.services.database, now: herald.application.services.now)
             .create(name: name, role: role, scope: scope, context: ChangeContext(actor: "test"))
     }
 

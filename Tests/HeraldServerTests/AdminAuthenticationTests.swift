@@ -9,7 +9,7 @@ import Testing
 struct AdminAuthenticationTests {
     /// Every admin route of the router, with parameters filled in.
     static func adminRoutes(_ herald: RunningHerald, realm: String) -> [(method: String, path: String)] {
-        HeraldApplication.routeTable(context: herald.application.context)
+        HeraldApplication.routeTable(services: herald.application.services)
             .filter { $0.template.hasPrefix("/api/admin") }
             .map { route in
                 let path = route.template.split(separator: "/", omittingEmptySubsequences: false).map { segment in
@@ -64,8 +64,8 @@ struct AdminAuthenticationTests {
     @Test("a CLI-created token works, is recorded as the actor, and stops working when revoked", arguments: Backend.allCases)
     func cliTokens(backend: Backend) async throws {
         try await RunningHerald.with(backend: backend) { herald in
-            let database = herald.application.context.database
-            let tokens = AdminTokenStore(database: database, now: herald.application.context.now)
+            let database = herald.application.services.database
+            let tokens = AdminTokenStore(database: database, now: herald.application.services.now)
             let cli = try ChangeContext(actor: "cli")
             let token = try await tokens.create(name: "deploy-bot", context: cli)
             let created = try await herald.admin("POST", "/api/admin/realms", json: ["id": "acme"], reason: "bootstrap", token: token)

@@ -28,9 +28,9 @@ struct AdminClientTests {
             let list = try await herald.admin("GET", "/api/admin/realms/acme/clients")
             #expect(!list.text.contains(secret))
 
-            let clients = ClientAppStore(database: herald.application.context.database,
-                                         sessionRevoker: SessionRevoker(now: herald.application.context.now),
-                                         now: herald.application.context.now)
+            let clients = ClientAppStore(database: herald.application.services.database,
+                                         sessionRevoker: SessionRevoker(now: herald.application.services.now),
+                                         now: herald.application.services.now)
             #expect(try await clients.authenticate(realmID: "acme", clientID: "acme-backend", secret: secret) != nil)
 
             let rotated = try await herald.admin("POST", "/api/admin/realms/acme/clients/acme-backend/secret", reason: "leaked in CI")

@@ -51,7 +51,7 @@ struct AdminPublicKeysTests {
             let kids = keys.compactMap { $0["kid"]?.stringValue }
             try #require(kids.count == 2)
             #expect(!herald.logs.captured.joined().contains("signing_key_unreadable"))
-            try await herald.application.context.database.write { db in
+            try await herald.application.services.database.write { db in
                 try db.execute("UPDATE signing_keys SET public_jwk = 'not json' WHERE kid = ?", .text(kids[1]))
             }
             let response = try await herald.send("GET", "/api/oauth/acme/jwks.json")

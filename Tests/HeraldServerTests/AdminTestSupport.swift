@@ -36,8 +36,8 @@ extension RunningHerald {
 
     /// The account store of the server's database (accounts are created by login, not the admin API).
     var accounts: AccountStore {
-        AccountStore(database: application.context.database, sessionRevoker: SessionRevoker(now: application.context.now),
-                     deletionHook: application.context.appleTokens, now: application.context.now)
+        AccountStore(database: application.services.database, sessionRevoker: SessionRevoker(now: application.services.now),
+                     deletionHook: application.services.appleTokens, now: application.services.now)
     }
 }
 

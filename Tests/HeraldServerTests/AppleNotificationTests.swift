@@ -37,7 +37,7 @@ private func account(_ fixture: NativeLoginFixture, _ id: String) async throws -
 /// Stores an Apple refresh token row for the account as the vault keeps one (the sealed bytes
 /// are opaque here: nothing in these tests opens them).
 private func storeAppleToken(_ fixture: NativeLoginFixture, accountID: String, clientID: String) async throws {
-    try await fixture.herald.application.context.database.write { db in
+    try await fixture.herald.application.services.database.write { db in
         try db.execute("""
             INSERT INTO apple_refresh_tokens (realm_id, account_id, client_id, sealed_token, stored_at)
             VALUES ('acme', ?, ?, ?, 1)
@@ -48,7 +48,7 @@ private func storeAppleToken(_ fixture: NativeLoginFixture, accountID: String, c
 /// The accounts that have stored Apple refresh tokens, one entry per row, and the number of
 /// revocations queued.
 private func appleTokens(_ fixture: NativeLoginFixture) async throws -> (accounts: [String], queued: Int) {
-    try await fixture.herald.application.context.database.read { db in
+    try await fixture.herald.application.services.database.read { db in
         let accounts = try db.query("SELECT account_id FROM apple_refresh_tokens ORDER BY account_id, client_id")
             .map { try $0.string("account_id") }
         let queued = try db.query("SELECT id FROM apple_token_revocations").count

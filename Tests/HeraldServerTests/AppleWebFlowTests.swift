@@ -144,7 +144,7 @@ struct AppleWebFlowTests {
             let exchange = try #require(apple.calls.first { $0.path == "/auth/token" })
             #expect(exchange.secretValid && exchange.form["client_id"] == Self.servicesID)
             #expect(exchange.form["redirect_uri"] == authorize["redirect_uri"])
-            let kept = try await fixture.herald.application.context.database.read { db in
+            let kept = try await fixture.herald.application.services.database.read { db in
                 try db.queryOne("SELECT COUNT(*) AS n FROM apple_refresh_tokens WHERE client_id = ?", .text(Self.servicesID))?.int("n")
             }
             #expect(kept == 1)
@@ -382,7 +382,7 @@ struct AppleWebFlowTests {
         try await Self.with(configure: { $0.requestLimits.perIP = RequestLimit(requests: 3, windowSeconds: 3_600) }) {
             fixture, _ in
             func rows() async throws -> Int64? {
-                try await fixture.herald.application.context.database.read { db in
+                try await fixture.herald.application.services.database.read { db in
                     try db.queryOne("SELECT COUNT(*) AS n FROM apple_web_states")?.int("n")
                 }
             }

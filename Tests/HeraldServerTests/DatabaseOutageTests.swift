@@ -39,7 +39,7 @@ struct DatabaseOutageTests {
             }
             // Nothing half-written: the outage created no session and revoked none, and the
             // admin change refused during it left nothing behind.
-            let sessions = try await nodes.a.herald.application.context.database.read { db in
+            let sessions = try await nodes.a.herald.application.services.database.read { db in
                 (try db.queryOne("SELECT COUNT(*) AS n FROM sessions")?.int("n"),
                  try db.queryOne("SELECT COUNT(*) AS n FROM sessions WHERE revoked_at IS NOT NULL")?.int("n"))
             }

@@ -23,7 +23,7 @@ struct EndedSessionPurgeTests {
             let recentlyRevoked = try await fixture.loginOK(subject: "purge.recent")
             try expectStatus(200, await fixture.send("POST", "/api/auth/acme/session/logout",
                                                      headers: [("Authorization", "Bearer \(recentlyRevoked.string("accessToken"))")]))
-            let database = fixture.herald.application.context.database
+            let database = fixture.herald.application.services.database
             let purge = EndedSessionPurge(database: database, now: clock.closure)
             // The revoked session ended at its logout (31 days ago); the other at its 7-day expiry (24 days ago).
             #expect(try await purge.run() == 1)

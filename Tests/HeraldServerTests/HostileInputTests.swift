@@ -143,7 +143,7 @@ struct HostileRouteSetup: Sendable {
             ]))
             let spareAccount = try await herald.accounts.create(realmID: spare, .init(email: "spare@example.com")).id
             // The admin token DELETE /api/admin/tokens/:name revokes (the probes use the env token).
-            _ = try await AdminTokenStore(database: herald.application.context.database, now: herald.application.context.now)
+            _ = try await AdminTokenStore(database: herald.application.services.database, now: herald.application.services.now)
                 .create(name: probeTokenName, context: ChangeContext(actor: "test"))
 
             let setup = HostileRouteSetup(
@@ -160,7 +160,7 @@ struct HostileRouteSetup: Sendable {
     /// realm deletion very last, so everything before meets a fully set-up realm.
     var targets: [Target] {
         get throws {
-            let routes = HeraldApplication.routeTable(context: fixture.herald.application.context)
+            let routes = HeraldApplication.routeTable(services: fixture.herald.application.services)
             let resolved = try routes.map { try target($0.method, $0.template) }
             let ranked = resolved.enumerated().sorted { lhs, rhs in
                 let left = rank(lhs.element), right = rank(rhs.element)

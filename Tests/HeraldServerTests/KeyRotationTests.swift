@@ -37,7 +37,7 @@ struct KeyRotationTests {
             #expect(jwks.status == 200)
             let claims = try Self.verifyIndependently(token, jwks: jwks.body)
             #expect(try CompactJWS(parsing: token).header.alg == algorithm)
-            #expect(claims["iss"]?.stringValue == fixture.herald.application.context.issuers.issuer(realmID: "acme"))
+            #expect(claims["iss"]?.stringValue == fixture.herald.application.services.issuers.issuer(realmID: "acme"))
             #expect(claims["sub"] == login["userId"])
             #expect(claims["aud"] == "ios-app")
             #expect(claims["client_id"] == "ios-app")

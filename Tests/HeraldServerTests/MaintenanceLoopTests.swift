@@ -16,8 +16,8 @@ struct MaintenanceLoopTests {
     func purgesAtStartAndAfterEachInterval() async throws {
         let clock = TestClock(Date())
         let serverPacer = MaintenancePacer()
-        try await NativeLoginFixture.with(clock: clock, maintenance: MaintenanceLoop(pause: serverPacer.pause)) { fixture in
-            let database = fixture.herald.application.context.database
+        try await NativeLoginFixture.with(clock: clock, maintenancePause: serverPacer.pause) { fixture in
+            let database = fixture.herald.application.services.database
             // The server ran its round at start (nothing to purge yet) and waits for the interval.
             try await waitUntil("the server's first round is done") { serverPacer.rounds == 1 }
 
@@ -37,13 +37,21 @@ struct MaintenanceLoopTests {
             clock.advance(by: Double(EndedSessionPurge.retentionSeconds) + 1)
             #expect(try await Self.sessionCount(database) == 1)
             let pacer = MaintenancePacer()
-            let loop = MaintenanceLoop(pause: pacer.pause)
-            loop.start(context: fixture.herald.application.context)
+            let loop = Self.loop(fixture.herald.application.services, pause: pacer.pause)
+            loop.start()
             try await waitUntil("the round at start is done") { pacer.rounds == 1 }
             #expect(try await Self.sessionCount(database) == 0)
-            await loop.stop()
+            await loop.shutdown()
             #expect(serverPacer.rounds == 2)
         }
+    }
+
+    /// A maintenance loop of the test's own over the server's database, run by its own group.
+    static func loop(_ services: HeraldServices, pause: @escaping @Sendable () async -> Void) -> ServiceGroup {
+        ServiceGroup(services: [MaintenanceLoop(database: services.database,
+                                                eventRetentionDays: services.configuration.eventRetentionDays,
+                                                logger: services.logger, now: services.now, pause: pause)],
+                     logger: services.logger)
     }
 
     /// Signs `subject` in and out: one session, ended now.

@@ -14,7 +14,7 @@ struct NativeLoginAtomicityTests {
           arguments: Backend.allCases)
     func sessionFailureUndoesTheAccountButKeepsTheClaim(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in
-            let database = fixture.herald.application.context.database
+            let database = fixture.herald.application.services.database
             let before = try await Self.counts(database)
             // A realm without an active key: a real failure of the session start, after the
             // account resolution has already inserted the account and its identity.
@@ -45,7 +45,7 @@ struct NativeLoginAtomicityTests {
     @Test("a login refused by realm policy (registration disabled) still consumes its token", arguments: Backend.allCases)
     func policyRefusalConsumesTheToken(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in
-            let database = fixture.herald.application.context.database
+            let database = fixture.herald.application.services.database
             try expectStatus(200, await fixture.admin("PATCH", "/api/admin/realms/acme", json: ["registrationEnabled": false]))
             let before = try await Self.counts(database)
             let nonce = fixture.freshNonce()
@@ -65,7 +65,7 @@ struct NativeLoginAtomicityTests {
     @Test("a disabled account's refused login consumes its token; the account and its sessions are untouched", arguments: Backend.allCases)
     func disabledAccountConsumesTheToken(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in
-            let database = fixture.herald.application.context.database
+            let database = fixture.herald.application.services.database
             let first = try await fixture.loginOK(subject: "sub.off")
             let id = first["userId"]?.stringValue ?? ""
             try expectStatus(200, await fixture.admin("PATCH", "/api/admin/realms/acme/accounts/\(id)",
@@ -93,7 +93,7 @@ struct NativeLoginAtomicityTests {
     func refusedStateCreatesNoAccount(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in
             let oauth = try await Self.thirdParty(fixture)
-            let database = fixture.herald.application.context.database
+            let database = fixture.herald.application.services.database
             try expectStatus(200, await oauth.authorize(state: "st-used", json: true))
             try expectStatus(200, await Self.branchB(fixture, subject: "sub.first.user", state: oauth.downstreamState(for: "st-used")))
             try expectStatus(200, await oauth.authorize(state: "st-foreign", json: true))
@@ -156,7 +156,7 @@ struct NativeLoginAtomicityTests {
     func validStateCompletes(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in
             let oauth = try await Self.thirdParty(fixture)
-            let database = fixture.herald.application.context.database
+            let database = fixture.herald.application.services.database
             let before = try await Self.counts(database)
             try expectStatus(200, await oauth.authorize(state: "st-valid", json: true))
             let login = try await Self.branchB(fixture, subject: "sub.valid", state: oauth.downstreamState(for: "st-valid"))
@@ -186,7 +186,7 @@ struct NativeLoginAtomicityTests {
     func concurrentLoginsShareOneState(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in
             let oauth = try await Self.thirdParty(fixture)
-            let database = fixture.herald.application.context.database
+            let database = fixture.herald.application.services.database
             try expectStatus(200, await oauth.authorize(state: "st-race", json: true))
             let handle = oauth.downstreamState(for: "st-race")
             let before = try await Self.counts(database)

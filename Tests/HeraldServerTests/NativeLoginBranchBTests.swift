@@ -27,7 +27,7 @@ struct NativeLoginBranchBTests {
           arguments: Backend.allCases)
     func downstreamCompletion(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in
-            let context = fixture.herald.application.context
+            let context = fixture.herald.application.services
             let handle = try await Self.authorize(fixture, state: "st-1")
             let nonce = fixture.freshNonce()
             let result = try await context.nativeLogin.login(LoginRequest(
@@ -61,7 +61,7 @@ struct NativeLoginBranchBTests {
                                           realmFields: ["rateLimit": ["failuresPerWindow": 2, "windowSeconds": 300]],
                                           clock: NativeLoginFixture.clockInsideOneWindow()) { fixture in
             let returning = try await fixture.loginOK(subject: "sub.returning")["userId"]?.stringValue
-            let login = fixture.herald.application.context.nativeLogin
+            let login = fixture.herald.application.services.nativeLogin
             // A new user's account is rolled back with the refusal, so none is reported; a
             // returning user's account exists and is. (No email: nothing links sub.new.)
             for (subject, accountID) in [("sub.new", nil), ("sub.returning", returning)] {

@@ -23,7 +23,7 @@ final class NativeLoginFixture: Sendable {
     /// Starts everything on `backend`; `realmFields` adjust the realm (e.g. a tight rate limit).
     static func with<T>(backend: Backend = .sqlite, realmFields: [String: JSONValue] = [:], clock: TestClock? = nil,
                         provision: Bool = true, configure: (inout HeraldConfiguration) -> Void = { _ in },
-                        maintenance: MaintenanceLoop = MaintenanceLoop(),
+                        maintenancePause: (@Sendable () async -> Void)? = nil,
                         _ body: (NativeLoginFixture) async throws -> T) async throws -> T {
         let apple = try FakeJWKSServer(document: fakeAppleKeys.document)
         defer { apple.stop() }
@@ -31,7 +31,7 @@ final class NativeLoginFixture: Sendable {
         return try await RunningHerald.with(backend: backend, configure: { configuration in
             configuration.appleJWKSURL = apple.url.absoluteString
             configure(&configuration)
-        }, now: now, maintenance: maintenance) { herald in
+        }, now: now, maintenancePause: maintenancePause) { herald in
             let fixture = NativeLoginFixture(herald: herald, apple: apple, clock: clock)
             if provision { try await fixture.provision(realmFields: realmFields) }
             return try await body(fixture)

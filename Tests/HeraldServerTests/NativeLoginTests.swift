@@ -160,7 +160,7 @@ struct NativeLoginTests {
             #expect(responses.filter { $0.json["isNewUser"] == true }.count == 1)
             let page = try await fixture.herald.accounts.list(realmID: "acme")
             #expect(page.items.count == 1)
-            let identities = try await fixture.herald.application.context.database.read { db in
+            let identities = try await fixture.herald.application.services.database.read { db in
                 try db.query("SELECT account_id FROM identities").map { try $0.string("account_id") }
             }
             #expect(identities == [responses[0].string("userId")], "one identity, on the one account")

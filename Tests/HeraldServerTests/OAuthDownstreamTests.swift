@@ -28,7 +28,7 @@ struct OAuthDownstreamTests {
                 _ = try await fixture.complete(state: "x y&z=1", accountID: "acct-1")
             }
             // Stored only as a hash.
-            let rows = try await herald.application.context.database.read { db in
+            let rows = try await herald.application.services.database.read { db in
                 try db.query("SELECT code_hash FROM authorization_codes")
             }
             #expect(rows.count == 1)
@@ -153,8 +153,8 @@ struct OAuthDownstreamTests {
         try await RunningHerald.with(backend: backend) { herald in
             let fixture = try await OAuthFixture.make(herald)
             _ = try await fixture.authorize()
-            let database = herald.application.context.database
-            let grants = DownstreamAuthorizations(database: database, now: herald.application.context.now)
+            let database = herald.application.services.database
+            let grants = DownstreamAuthorizations(database: database, now: herald.application.services.now)
             await #expect(throws: GrantsError.self) {
                 _ = try await database.write(isolation: .readCommitted) { db in
                     try grants.completeDownstream(in: db, realmID: "other", issuer: "x", clientID: OAuthFixture.publicClient,
@@ -175,8 +175,8 @@ struct OAuthDownstreamTests {
         try await RunningHerald.with(backend: .postgres) { herald in
             let fixture = try await OAuthFixture.make(herald)
             _ = try await fixture.authorize()
-            let database = herald.application.context.database
-            let grants = DownstreamAuthorizations(database: database, now: herald.application.context.now)
+            let database = herald.application.services.database
+            let grants = DownstreamAuthorizations(database: database, now: herald.application.services.now)
             let issuer = fixture.issuer
             let handle = fixture.downstreamState(for: "st-123")
             @Sendable func consume(_ db: any SQLExecutor) throws -> String {
@@ -244,7 +244,7 @@ struct OAuthDiscoveryTests {
             let response = try await herald.request("GET", "/api/oauth/acme/.well-known/openid-configuration")
             #expect(response.status == 200)
             let document = response.json
-            let issuer = herald.application.context.issuers.issuer(realmID: "acme")
+            let issuer = herald.application.services.issuers.issuer(realmID: "acme")
             #expect(issuer.hasSuffix("/api/oauth/acme"))
             #expect(document["issuer"]?.stringValue == issuer)
             #expect(document["authorization_endpoint"]?.stringValue == issuer + "/authorize")

@@ -95,7 +95,7 @@ struct OAuthNativeLoginTests {
             #expect(withBackendState.status == 400)
             #expect(withBackendState.json["code"] == "invalid_downstream_state")
 
-            let stored = try await fixture.herald.application.context.database.read { db in
+            let stored = try await fixture.herald.application.services.database.read { db in
                 try db.query("SELECT state, handle_hash FROM pending_authorizations").map {
                     (state: try $0.string("state"), hash: try $0.bytes("handle_hash"))
                 }

@@ -54,7 +54,7 @@ struct OAuthFixture {
         return OAuthFixture(herald: herald, secret: secret ?? "", otherSecret: otherSecret ?? "")
     }
 
-    var issuer: String { herald.application.context.issuers.issuer(realmID: Self.realm) }
+    var issuer: String { herald.application.services.issuers.issuer(realmID: Self.realm) }
 
     /// The /authorize query for `client`, with overrides (nil value removes a parameter).
     static func authorizeQuery(client: String = publicClient, state: String = "st-123",
@@ -95,7 +95,7 @@ struct OAuthFixture {
     /// `handle` overrides the handle remembered for `state` (two clients may hold one state).
     func complete(client: String = publicClient, state: String = "st-123", handle: String? = nil, accountID: String,
                   authTime: Int64 = 1_800_000_000) async throws -> String {
-        let context = herald.application.context
+        let context = herald.application.services
         let grants = DownstreamAuthorizations(database: context.database, now: context.now)
         let issuer = self.issuer
         let handle = handle ?? downstreamState(for: state)

@@ -35,16 +35,16 @@ struct OAuthTokenRaceTests {
                                                                  ("client_id", OAuthFixture.publicClient)])
                 #expect(refreshed.json["error"] == "invalid_grant")
             }
-            let sessions = try await herald.application.context.database.read { db in
+            let sessions = try await herald.application.services.database.read { db in
                 try db.query("SELECT revoked_at FROM sessions")
             }
             #expect(sessions.count == 1)
             #expect(try sessions.allSatisfy { try $0.optionalInt("revoked_at") != nil })
-            let reuses = try await herald.application.context.database.read { db in
+            let reuses = try await herald.application.services.database.read { db in
                 try db.queryOne("SELECT COUNT(*) AS n FROM security_events WHERE type = 'authorization_code.reused'")?.int("n")
             }
             #expect(reuses == Int64(responses.count - winners.count))
-            let liveRefreshTokens = try await herald.application.context.database.read { db in
+            let liveRefreshTokens = try await herald.application.services.database.read { db in
                 try db.queryOne("""
                     SELECT COUNT(*) AS n FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
                     WHERE r.rotated_at IS NULL AND s.revoked_at IS NULL

@@ -106,7 +106,7 @@ struct OpenAPIDocumentTests {
     @Test("the spec and the router describe exactly the same routes")
     func specMatchesRouter() async throws {
         try await RunningHerald.with { herald in
-            let router = Set(HeraldApplication.routeTable(context: herald.application.context).map {
+            let router = Set(HeraldApplication.routeTable(services: herald.application.services).map {
                 "\($0.method.uppercased()) \(Self.normalized($0.template))"
             })
             var documented: Set<String> = []

@@ -75,7 +75,7 @@ struct RaceTests {
 
     /// Refresh tokens that are current (not rotated) in a session that is not revoked.
     private func liveRefreshTokens(_ fixture: NativeLoginFixture) async throws -> Int64? {
-        try await fixture.herald.application.context.database.read { db in
+        try await fixture.herald.application.services.database.read { db in
             try db.queryOne("""
                 SELECT COUNT(*) AS n FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
                 WHERE r.rotated_at IS NULL AND s.revoked_at IS NULL

@@ -73,9 +73,11 @@ struct RequestCountSharingTests {
     func stoppingSharesTheRest() async throws {
         try await FreshDatabase.with(.sqlite, migrations: RequestRateLimiter.migrations) { database async throws in
             let limiter = Self.limiter(database, perIP: 5, capacity: 10, clock: Self.clock())
-            limiter.startSharing(logger: Logger(level: .error, now: { Date() }, sink: { _ in }))
+            let logger = Logger(level: .error, now: { Date() }, sink: { _ in })
+            let sharing = ServiceGroup(services: [RequestCountSharing(limiter: limiter, logger: logger)], logger: logger)
+            sharing.start()
             #expect(try await Self.admitted(limiter, 2) == 2)
-            await limiter.stopSharing()
+            await sharing.shutdown()
             #expect(try await Self.sharedHits(database) == 2)
         }
     }

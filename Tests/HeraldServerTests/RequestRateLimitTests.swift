@@ -40,8 +40,8 @@ struct RequestRateLimitTests {
                 #expect(Int(limited.header("Retry-After") ?? "").map { (1...3600).contains($0) } == true)
                 #expect(limited.header("Cache-Control") == "no-store")
             }
-            try await herald.application.context.requestLimiter.share()
-            let hits = try await herald.application.context.database.read { db in
+            try await herald.application.services.requestLimiter.share()
+            let hits = try await herald.application.services.database.read { db in
                 try db.queryOne("SELECT hits FROM request_windows WHERE endpoint = 'token' AND subject = 'ip:127.0.0.1'")?
                     .int("hits")
             }
@@ -140,8 +140,8 @@ struct RequestRateLimitTests {
             let other = endpoint == "introspect" ? "revoke" : "introspect"
             #expect(try await fixture.post(other, form, basic: (OAuthFixture.confidentialClient, fixture.secret)).status == 200)
             #expect(try await fixture.post("token", Self.refreshForm()).status == 400)
-            try await herald.application.context.requestLimiter.share()
-            let hits = try await herald.application.context.database.read { db in
+            try await herald.application.services.requestLimiter.share()
+            let hits = try await herald.application.services.database.read { db in
                 try db.queryOne("SELECT hits FROM request_windows WHERE endpoint = ? AND subject = 'ip:127.0.0.1'", .text(endpoint))?
                     .int("hits")
             }
@@ -169,8 +169,8 @@ struct RequestRateLimitTests {
         try await RunningHerald.with(configure: Self.limits(perIP: "off", perClient: "off")) { herald in
             let fixture = try await OAuthFixture.make(herald)
             for _ in 0..<3 { #expect(try await fixture.post("token", Self.refreshForm()).status == 400) }
-            try await herald.application.context.requestLimiter.share()
-            let rows = try await herald.application.context.database.read { db in
+            try await herald.application.services.requestLimiter.share()
+            let rows = try await herald.application.services.database.read { db in
                 try db.queryOne("SELECT COUNT(*) AS n FROM request_windows")?.int("n")
             }
             #expect(rows == 0)

@@ -129,14 +129,14 @@ struct SecurityEventTests {
             #expect(Self.items(try await Self.events(fixture)).count == 2)
             // A loop of our own runs one round at start; its pause parks it until stop().
             let (rounds, roundDone) = AsyncStream<Void>.makeStream()
-            let loop = MaintenanceLoop(pause: {
+            let loop = MaintenanceLoopTests.loop(fixture.herald.application.services, pause: {
                 roundDone.yield()
                 try? await Task.sleep(for: .seconds(3_600))
             })
-            loop.start(context: fixture.herald.application.context)
+            loop.start()
             var iterator = rounds.makeAsyncIterator()
             _ = await iterator.next()
-            await loop.stop()
+            await loop.shutdown()
             let left = Self.items(try await Self.events(fixture))
             #expect(left.count == 1)
             #expect(left.first?["at"]?.doubleValue == clock.now.timeIntervalSince1970.rounded(.down))

@@ -35,7 +35,7 @@ struct SessionReadOutageTests {
             }
             let bearer = [("Authorization", "Bearer \(access)")]
             #expect(try await fixture.me(access).status == 200)
-            guard case .postgres(let url) = fixture.herald.application.context.configuration.database else {
+            guard case .postgres(let url) = fixture.herald.application.services.configuration.database else {
                 Issue.record("the fixture runs on PostgreSQL")
                 return
             }

@@ -47,7 +47,7 @@ struct SessionTests {
             let winner = try #require(responses.first { $0.status == 200 })
             #expect(try await fixture.refresh(winner.string("refreshToken")).code == "refresh_token_revoked")
             #expect(try await fixture.me(winner.string("accessToken")).code == "token_revoked")
-            let state = try await fixture.herald.application.context.database.read { db in
+            let state = try await fixture.herald.application.services.database.read { db in
                 (try db.query("SELECT revoke_reason FROM sessions").map { try $0.optionalString("revoke_reason") },
                  try db.queryOne("SELECT COUNT(*) AS n FROM refresh_tokens")?.int("n"),
                  try db.queryOne("""
@@ -182,7 +182,7 @@ struct SessionTests {
     func refreshTokensStoredHashed(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in
             let token = try await fixture.loginOK()["refreshToken"]?.stringValue ?? ""
-            let hashes = try await fixture.herald.application.context.database.read { db in
+            let hashes = try await fixture.herald.application.services.database.read { db in
                 try db.query("SELECT token_hash FROM refresh_tokens").map { try $0.bytes("token_hash") }
             }
             #expect(hashes == [SHA256.hash(Array(token.utf8))])

@@ -39,7 +39,7 @@ struct TwoNodeTests {
                 #expect(try await node.refresh(winner.string("refreshToken")).code == "refresh_token_revoked")
                 #expect(try await node.me(winner.string("accessToken")).code == "token_revoked")
             }
-            let state = try await nodes.b.herald.application.context.database.read { db in
+            let state = try await nodes.b.herald.application.services.database.read { db in
                 (try db.query("SELECT revoke_reason FROM sessions").map { try $0.optionalString("revoke_reason") },
                  try db.queryOne("SELECT COUNT(*) AS n FROM refresh_tokens")?.int("n"))
             }
@@ -200,7 +200,7 @@ struct TwoNodeTests {
                 let isNew = try results.map { try $0.get().json["isNewUser"]?.boolValue }
                 #expect(isNew.allSatisfy { $0 == (round == "new") }, "\(round)")
             }
-            let accounts = try await nodes.a.herald.application.context.database.read { db in
+            let accounts = try await nodes.a.herald.application.services.database.read { db in
                 try db.queryOne("SELECT COUNT(*) AS n FROM accounts")?.int("n")
             }
             #expect(accounts == 40)
@@ -222,7 +222,7 @@ struct TwoNodeTests {
             #expect(responses.allSatisfy { $0.status == 200 }, "\(responses.map(\.status))")
             #expect(Set(responses.map { $0.string("userId") }).count == 1)
             #expect(responses.filter { $0.json["isNewUser"] == true }.count == 1)
-            let rows = try await nodes.b.herald.application.context.database.read { db in
+            let rows = try await nodes.b.herald.application.services.database.read { db in
                 (try db.queryOne("SELECT COUNT(*) AS n FROM accounts")?.int("n"),
                  try db.query("SELECT account_id FROM identities").map { try $0.string("account_id") })
             }

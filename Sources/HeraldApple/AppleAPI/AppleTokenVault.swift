@@ -7,10 +7,14 @@ import Storage
 /// deletes the account (Apple's account-deletion requirement). Sealed under the master key
 /// bound to realm and client id; never returned or logged.
 ///
-/// An operator's delete moves the account's tokens into a revocation queue in the delete's own
-/// transaction (`accountDeleted`); `revokeDue` then calls Apple, right after the delete and
-/// from the maintenance loop, backing off on failure. Nodes may revoke one row concurrently:
-/// Apple's revoke is idempotent, so that costs a call, not correctness.
+/// Both doors hand a token over through one entry point, `keep(_:realmID:accountID:clientID:)`:
+/// a native login's authorization code goes into a durable exchange queue (Apple is called
+/// later, see `exchangeDue`), a web login's refresh token (its exchange already happened) is
+/// stored at once. An operator's delete moves the account's tokens into a revocation queue in
+/// the delete's own transaction (`accountDeleted`); `revokeDue` then calls Apple, backing off on
+/// failure. Both queues survive a restart; HeraldServer's background work drains them and is
+/// woken through `queueChanged` when something is queued. Nodes may revoke one row
+/// concurrently: Apple's revoke is idempotent, so that costs a call, not correctness.
 public struct AppleTokenVault: AccountDeletionHook {
     /// The `apple-tokens` module's schema.
     public static let migrations: [Migration] = [
@@ -39,7 +43,33 @@ public struct AppleTokenVault: AccountDeletionHook {
             """,
             "CREATE INDEX apple_token_revocations_due ON apple_token_revocations (next_attempt_at)",
         ]),
+        // Native logins' authorization codes waiting to be exchanged; a code is a secret, so it
+        // is sealed like a refresh token.
+        Migration(module: "apple-tokens", version: 2, name: "apple code exchange queue", statements: [
+            """
+            CREATE TABLE apple_code_exchanges (
+                id TEXT PRIMARY KEY,
+                realm_id TEXT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                sealed_code BLOB NOT NULL,
+                attempts INTEGER NOT NULL,
+                next_attempt_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                last_failure TEXT,
+                queued_at INTEGER NOT NULL
+            )
+            """,
+            "CREATE INDEX apple_code_exchanges_due ON apple_code_exchanges (next_attempt_at)",
+        ]),
     ]
+
+    /// What a door hands over for an account: Apple's authorization code (native login; to be
+    /// exchanged) or a refresh token from an exchange the door already made (web flow).
+    public enum Source: Sendable {
+        case authorizationCode(String)
+        case refreshToken(String)
+    }
 
     /// After this many failed attempts a revocation is left in the queue for an operator.
     public static let maximumAttempts: Int64 = 12
@@ -54,57 +84,85 @@ public struct AppleTokenVault: AccountDeletionHook {
         public var abandoned = 0
     }
 
-    private let database: any Database
-    private let masterKey: MasterKey
+    let database: any Database
+    let masterKey: MasterKey
     private let credentials: AppleCredentials
     private let apple: AppleAPIClient
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
+    /// Called after something was queued (an exchange, or revocations after a delete), so
+    /// whoever drains the queues starts now rather than at its next poll.
+    let queueChanged: @Sendable () -> Void
 
-    public init(database: any Database, masterKey: MasterKey, apple: AppleAPIClient, now: @escaping @Sendable () -> Date) {
+    public init(database: any Database, masterKey: MasterKey, apple: AppleAPIClient, now: @escaping @Sendable () -> Date,
+                queueChanged: @escaping @Sendable () -> Void = {}) {
         self.database = database
         self.masterKey = masterKey
         credentials = AppleCredentials(database: database, masterKey: masterKey, now: now)
         self.apple = apple
         self.now = now
+        self.queueChanged = queueChanged
+    }
+
+    /// Keeps Apple's token for the account, from either door: a code is queued for exchange (one
+    /// short write; the exchange happens in the background and survives a restart), a refresh
+    /// token is stored now, replacing an older one. `clientID` is the app Apple issued it to.
+    public func keep(_ source: Source, realmID: String, accountID: String,
+                     clientID: String) async -> Result<Void, AppleAPIFailure> {
+        switch source {
+        case .authorizationCode(let code):
+            return await enqueueExchange(code: code, realmID: realmID, accountID: accountID, clientID: clientID)
+        case .refreshToken(let token):
+            return await keep(refreshToken: token, realmID: realmID, accountID: accountID, clientID: clientID)
+        }
+    }
+
+    /// Tells the queues' worker that revocations were queued (by a delete that has committed).
+    public func revocationsQueued() {
+        queueChanged()
     }
 
     /// Exchanges a native login's authorization code (issued to `clientID`, the token's
-    /// audience) and keeps Apple's refresh token for the account, replacing an older one.
-    public func keepRefreshToken(fromCode code: String, realmID: String, accountID: String,
-                                 clientID: String) async -> Result<Void, AppleAPIFailure> {
+    /// audience) for Apple's refresh token, not yet stored.
+    func exchange(code: String, realmID: String, clientID: String) async -> Result<String, AppleAPIFailure> {
         let secret: String
         switch await credentials.clientSecret(realmID: realmID, clientID: clientID) {
         case .failure(let failure): return .failure(failure)
         case .success(let value): secret = value
         }
-        let grant: AppleTokenGrant
         switch await apple.exchange(code: code, clientID: clientID, clientSecret: secret) {
         case .failure(let failure): return .failure(failure)
-        case .success(let value): grant = value
+        case .success(let grant):
+            guard let refreshToken = grant.refreshToken, !refreshToken.isEmpty, refreshToken.utf8.count <= 4096 else {
+                return .failure(.invalid)
+            }
+            return .success(refreshToken)
         }
-        guard let refreshToken = grant.refreshToken else { return .failure(.invalid) }
-        return await keep(refreshToken: refreshToken, realmID: realmID, accountID: accountID, clientID: clientID)
     }
 
     /// Keeps Apple's refresh token for the account (a web-flow exchange already made the call).
-    public func keep(refreshToken: String, realmID: String, accountID: String,
-                     clientID: String) async -> Result<Void, AppleAPIFailure> {
+    private func keep(refreshToken: String, realmID: String, accountID: String,
+                      clientID: String) async -> Result<Void, AppleAPIFailure> {
         guard !refreshToken.isEmpty, refreshToken.utf8.count <= 4096 else { return .failure(.invalid) }
-        let sealed = masterKey.seal(Array(refreshToken.utf8), context: Self.sealContext(realmID, clientID))
-        let at = now().unixSeconds
         do {
             try await database.write { db in
-                try db.execute("""
-                    INSERT INTO apple_refresh_tokens (realm_id, account_id, client_id, sealed_token, stored_at)
-                    VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (realm_id, account_id, client_id) DO UPDATE SET sealed_token = excluded.sealed_token,
-                        stored_at = excluded.stored_at
-                    """, .text(realmID), .text(accountID), .text(clientID), .blob(sealed), .integer(at))
+                try store(refreshToken: refreshToken, realmID: realmID, accountID: accountID, clientID: clientID, in: db)
             }
             return .success(())
         } catch {
             return .failure(.storage)
         }
+    }
+
+    /// Stores Apple's refresh token for the account, sealed, replacing an older one.
+    func store(refreshToken: String, realmID: String, accountID: String, clientID: String,
+               in db: any SQLExecutor) throws {
+        let sealed = masterKey.seal(Array(refreshToken.utf8), context: Self.sealContext(realmID, clientID))
+        try db.execute("""
+            INSERT INTO apple_refresh_tokens (realm_id, account_id, client_id, sealed_token, stored_at)
+            VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (realm_id, account_id, client_id) DO UPDATE SET sealed_token = excluded.sealed_token,
+                stored_at = excluded.stored_at
+            """, .text(realmID), .text(accountID), .text(clientID), .blob(sealed), .integer(now().unixSeconds))
     }
 
     /// Queues the account's Apple tokens for revocation, inside the delete's transaction.
@@ -124,9 +182,11 @@ public struct AppleTokenVault: AccountDeletionHook {
     /// Deletes the account's stored Apple refresh tokens without revoking them, inside the
     /// caller's transaction: for when Apple itself has already ended them (its `account-delete`
     /// and `consent-revoked` notifications), so a revocation call would be pointless and the
-    /// sealed tokens must not outlive the authorization they stood for.
+    /// sealed tokens must not outlive the authorization they stood for. Codes still queued for
+    /// the account are dropped too: their tokens would belong to an account that is gone.
     public static func forget(_ db: any SQLExecutor, realmID: String, accountID: String) throws {
         try db.execute("DELETE FROM apple_refresh_tokens WHERE realm_id = ? AND account_id = ?", .text(realmID), .text(accountID))
+        try db.execute("DELETE FROM apple_code_exchanges WHERE realm_id = ? AND account_id = ?", .text(realmID), .text(accountID))
     }
 
     /// Calls Apple for the revocations that are due: a success removes the row, a failure
@@ -161,8 +221,21 @@ public struct AppleTokenVault: AccountDeletionHook {
                 }
                 round.revoked += 1
             }
+            // Shutting down: the rows left are due again at the next start.
+            if Task.isCancelled { break }
         }
         return round
+    }
+
+    /// The earliest time (unix seconds) a queued exchange or revocation is due, nil when both
+    /// queues are empty (or hold only abandoned revocations).
+    public func nextDue() async throws -> Int64? {
+        try await database.read { db in
+            let exchange = try db.queryOne("SELECT MIN(next_attempt_at) AS due FROM apple_code_exchanges")?.optionalInt("due")
+            let revocation = try db.queryOne("SELECT MIN(next_attempt_at) AS due FROM apple_token_revocations WHERE attempts < ?",
+                                             .integer(Self.maximumAttempts))?.optionalInt("due")
+            return [exchange, revocation].compactMap { $0 }.min()
+        }
     }
 
     private func revoke(realmID: String, clientID: String, sealed: [UInt8]) async -> Result<Void, AppleAPIFailure> {

@@ -40,12 +40,27 @@ final class JWKSDownload: NSObject, URLSessionDataDelegate, Sendable {
         self.readsRefusals = readsRefusals
     }
 
-    /// Starts `task` and suspends until the download finishes one way or another.
+    /// Starts `task` and suspends until the download finishes one way or another. Cancelling the
+    /// caller ends it as a network error, so shutting down never waits out a slow upstream.
     func run(task: URLSessionDataTask, connectTimeout: TimeInterval, totalTimeout: TimeInterval) async -> Result {
+        await withTaskCancellationHandler {
+            await download(task: task, connectTimeout: connectTimeout, totalTimeout: totalTimeout)
+        } onCancel: {
+            finish(.failure(.networkError))
+        }
+    }
+
+    private func download(task: URLSessionDataTask, connectTimeout: TimeInterval, totalTimeout: TimeInterval) async -> Result {
         await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
-            state.withLock { state in
+            // Cancelled before it began: `finish` already ran, with no one to resume.
+            let cancelled = state.withLock { state in
                 state.continuation = continuation
                 state.task = task
+                return state.finished
+            }
+            if cancelled {
+                continuation.resume(returning: .failure(.networkError))
+                return
             }
             task.resume()
             DispatchQueue.global().asyncAfter(deadline: .now() + connectTimeout) { [self] in

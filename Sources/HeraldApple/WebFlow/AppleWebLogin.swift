@@ -158,8 +158,11 @@ public struct AppleWebLogin: Sendable {
             return .loginFailed(error, returnTo: pending.returnTo)
         }
         if let appleRefreshToken, let provider {
-            // Failing to keep it does not undo the login; the account simply has none to revoke.
-            _ = await vault.keep(refreshToken: appleRefreshToken, realmID: realmID, accountID: result.accountID,
+            // The same hand-off as a native login's code, but with the token itself: this door's
+            // exchange had to happen before the login (it is what yields the ID token), so there
+            // is nothing left to queue. Failing to keep it does not undo the login; the account
+            // simply has none to revoke.
+            _ = await vault.keep(.refreshToken(appleRefreshToken), realmID: realmID, accountID: result.accountID,
                                  clientID: provider.clientId)
         }
         return .loggedIn(result, returnTo: pending.returnTo)

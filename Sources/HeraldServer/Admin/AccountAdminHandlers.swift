@@ -1,4 +1,5 @@
 import HTTPServer
+import HeraldApple
 import JOSE
 import Realms
 
@@ -82,10 +83,9 @@ struct AccountAdminHandlers: Sendable {
         let context = try caller.changeContext(request)
         try await stores.accounts.delete(realmID: request.parameter("realm"), id: try Self.accountID(request),
                                          context: context)
-        // The delete queued the account's Apple tokens for revocation; Apple is called now,
-        // after the commit and without holding up the answer (failures retry from maintenance).
-        let heraldContext = stores.context
-        Task { await AppleTokenTasks.revokeDue(context: heraldContext) }
+        // The delete queued the account's Apple tokens for revocation; the background work
+        // calls Apple now, after the commit and without holding up the answer (and retries).
+        stores.appleTokens.revocationsQueued()
         return .noContent
     }
 

@@ -1,10 +1,11 @@
 import Foundation
 import HTTPServer
+import HeraldApple
 import Realms
 import Storage
 import TokenIssuer
 
-/// The stores admin handlers work with, built once from the context.
+/// The stores admin handlers work with, all built once at start (`HeraldServices`).
 struct AdminStores: Sendable {
     let realms: RealmStore
     let appleProviders: AppleProviderStore
@@ -15,26 +16,27 @@ struct AdminStores: Sendable {
     let events: SecurityEventLog
     let keyRing: SigningKeyRing
     let sessions: SessionStore
+    /// Revokes an account's sessions on an operator's request.
+    let sessionRevoker: SessionRevoker
+    /// Told when a delete has queued Apple tokens for revocation, so they are revoked now.
+    let appleTokens: AppleTokenVault
     let database: any Database
     let now: @Sendable () -> Date
-    /// For work an admin change starts after it committed (revoking a deleted account's Apple tokens).
-    let context: HeraldContext
 
-    init(context: HeraldContext, sessionRevoker: any AccountSessionRevoker & ClientSessionRevoker) {
-        let database = context.database
-        self.database = database
-        self.context = context
-        sessions = context.sessions
-        now = context.now
-        realms = RealmStore(database: database, now: context.now)
-        appleProviders = AppleProviderStore(database: database, masterKey: context.masterKey, now: context.now)
-        clients = ClientAppStore(database: database, sessionRevoker: sessionRevoker, now: context.now)
-        accounts = AccountStore(database: database, sessionRevoker: sessionRevoker, deletionHook: context.appleTokens,
-                                now: context.now)
-        adminTokens = AdminTokenStore(database: database, now: context.now)
-        audit = AuditLog(database: database)
-        events = SecurityEventLog(database: database)
-        keyRing = SigningKeyRing(database: database, masterKey: context.masterKey, now: context.now)
+    init(_ services: HeraldServices) {
+        realms = services.realms
+        appleProviders = services.appleProviders
+        clients = services.clients
+        accounts = services.accounts
+        adminTokens = services.adminTokens
+        audit = services.audit
+        events = services.events
+        keyRing = services.keyRing
+        sessions = services.sessions
+        sessionRevoker = services.sessionRevoker
+        appleTokens = services.appleTokens
+        database = services.database
+        now = services.now
     }
 }
 
@@ -43,9 +45,10 @@ struct AdminStores: Sendable {
 /// then `AdminAccessPolicy` applies the token's scope and role to what the route declares
 /// (404 / 403, audited), and domain errors become the error envelope (400 naming fields, 404, 409).
 struct AdminRoutes: RouteGroup {
-    let context: HeraldContext
-    /// Revokes sessions when an account or a client is disabled or deleted (TokenIssuer plugs in here).
-    let sessionRevoker: any AccountSessionRevoker & ClientSessionRevoker
+    let stores: AdminStores
+    let limiter: RequestRateLimiter
+    let clientAddresses: ClientAddressResolver
+    let logger: Logger
 
     /// Every admin route, in registration order.
     static func routes(_ stores: AdminStores) -> [AdminRoute] {
@@ -57,10 +60,9 @@ struct AdminRoutes: RouteGroup {
     }
 
     func register(in router: inout Router, endpoint: Endpoint) {
-        let stores = AdminStores(context: context, sessionRevoker: sessionRevoker)
-        let authenticator = AdminAuthenticator(tokens: stores.adminTokens, limiter: context.requestLimiter,
-                                               clientAddresses: context.clientAddresses, logger: context.logger)
-        let policy = AdminAccessPolicy(database: context.database, now: context.now, logger: context.logger)
+        let authenticator = AdminAuthenticator(tokens: stores.adminTokens, limiter: limiter,
+                                               clientAddresses: clientAddresses, logger: logger)
+        let policy = AdminAccessPolicy(database: stores.database, now: stores.now, logger: logger)
         for route in Self.routes(stores) {
             let handler = route.handler
             router.add(route.method, route.template, endpoint.handler { request in

@@ -23,7 +23,7 @@ struct SessionAdminHandlers: Sendable {
     func revokeAll(_ request: HTTPRequest, _ caller: AdminCaller) async throws -> HTTPResponse {
         let context = try caller.changeContext(request)
         let (realmID, accountID) = try await account(request)
-        let revoker = SessionRevoker(now: stores.now)
+        let revoker = stores.sessionRevoker
         let at = stores.now().unixSeconds
         try await stores.database.write { db in
             try revoker.revokeSessions(realmID: realmID, accountID: accountID, in: db)

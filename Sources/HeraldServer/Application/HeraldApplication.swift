@@ -6,62 +6,41 @@ import Login
 import TokenIssuer
 import JOSE
 import Storage
+import Synchronization
 
-/// A running Herald: the database (migrated), the routes and the HTTP server around them.
+/// A running Herald: the database (migrated), the services built over it once, the routes and
+/// the HTTP server around them, and the background services (`ServiceGroup`).
 public final class HeraldApplication: Sendable {
-    public let context: HeraldContext
+    public let services: HeraldServices
     private let server: HTTPServer
     /// The `HERALD_ADMIN_LISTEN` server: the admin side alone, when configured.
     private let adminServer: HTTPServer?
-    private let maintenance: MaintenanceLoop
+    /// Housekeeping, request-count sharing and Apple token work, started with the listeners.
+    private let background: ServiceGroup
+    private let stopped = Mutex(false)
 
-    /// Opens the database, applies every module's migrations and builds the routes; call
-    /// `start()` to begin serving. Configuration problems throw `ConfigurationError`.
+    /// Opens the database, applies every module's migrations, builds the services and routes;
+    /// call `start()` to begin serving. Configuration problems throw `ConfigurationError`.
     public static func open(configuration: HeraldConfiguration, logger: Logger,
                             now: @escaping @Sendable () -> Date) async throws -> HeraldApplication {
-        try await open(configuration: configuration, logger: logger, now: now, maintenance: MaintenanceLoop())
+        try await open(configuration: configuration, logger: logger, now: now, maintenancePause: nil)
     }
 
-    /// `open`, with the housekeeping loop to run (tests pace its rounds).
+    /// `open`, with the pause between housekeeping rounds (tests pace them; nil waits
+    /// `MaintenanceLoop.interval`).
     static func open(configuration: HeraldConfiguration, logger: Logger, now: @escaping @Sendable () -> Date,
-                     maintenance: MaintenanceLoop) async throws -> HeraldApplication {
+                     maintenancePause: (@Sendable () async -> Void)?) async throws -> HeraldApplication {
         let database = try await openDatabase(configuration: configuration, now: now)
         do {
-            let masterKey = try MasterKeyLoader.load(configuration: configuration)
-            let issuers = RealmIssuers(publicURL: configuration.publicURL)
-            // One signer: it caches decrypted keys, and the verifier trusts the keys it signs with.
-            let signer = TokenSigner(masterKey: masterKey, issuers: issuers)
-            let sessions = SessionStore(database: database, signer: signer, now: now)
-            let jwksURL = URL(string: configuration.appleJWKSURL) ?? AppleJWKSClientConfiguration.defaultURL
-            let jwks = AppleJWKSCache(configuration: AppleJWKSClientConfiguration(url: jwksURL), now: now)
-            let verifier = AppleIdentityVerifier(jwks: jwks, replayStore: AppleReplayStore(), now: now)
-            let nativeLogin = IdentityTokenLogin(database: database, verifier: verifier, sessions: sessions,
-                                                 issuers: issuers, limiter: LoginAttemptLimiter(database: database, now: now),
-                                                 downstream: DownstreamAuthorizations(database: database, now: now),
-                                                 now: now)
-            let codeExchange = AuthorizationCodeExchange(database: database, codes: AuthorizationCodes(now: now),
-                                                         sessions: sessions, now: now)
-            let apple = AppleAPIClient(baseURL: URL(string: configuration.appleBaseURL) ?? AppleAPIClient.defaultBaseURL)
-            let appleTokens = AppleTokenVault(database: database, masterKey: masterKey, apple: apple, now: now)
-            let appleWeb = AppleWebLogin(database: database, masterKey: masterKey, apple: apple, login: nativeLogin,
-                                         vault: appleTokens, now: now)
-            let appleNotifications = AppleNotificationInbox(
-                database: database, verifier: AppleNotificationVerifier(keys: jwks, now: now),
-                processor: AppleNotificationProcessor(database: database, sessions: SessionRevoker(now: now), now: now))
-            let context = HeraldContext(configuration: configuration, database: database, masterKey: masterKey,
-                                        logger: logger, now: now,
-                                        clientAddresses: ClientAddressResolver(trustedProxies: configuration.trustedProxies),
-                                        metrics: HeraldMetrics(collectors: [{ jwks.metrics.prometheusText }]),
-                                        sessions: sessions,
-                                        accessTokens: AccessTokenVerifier(database: database, signer: signer, now: now),
-                                        issuers: issuers, nativeLogin: nativeLogin, codeExchange: codeExchange,
-                                        appleNotifications: appleNotifications,
-                                        appleTokens: appleTokens, appleWeb: appleWeb,
-                                        requestLimiter: RequestRateLimiter(
-                                            database: database, limits: configuration.requestLimits,
-                                            windowCapacity: RequestRateLimiter.windowCapacity, now: now))
-            try await HeraldBootstrap.run(context: context)
-            return HeraldApplication(context: context, maintenance: maintenance)
+            let services = try HeraldServices(configuration: configuration, database: database, logger: logger, now: now)
+            try await HeraldBootstrap.run(services: services)
+            let background = ServiceGroup(services: [
+                MaintenanceLoop(database: database, eventRetentionDays: configuration.eventRetentionDays, logger: logger,
+                                now: now, pause: maintenancePause),
+                RequestCountSharing(limiter: services.requestLimiter, logger: logger),
+                services.appleTokenWork,
+            ], logger: logger)
+            return HeraldApplication(services: services, background: background)
         } catch {
             await database.close()
             throw error
@@ -81,25 +60,25 @@ public final class HeraldApplication: Sendable {
         return database
     }
 
-    private init(context: HeraldContext, maintenance: MaintenanceLoop) {
-        self.context = context
-        self.maintenance = maintenance
-        let endpoint = Endpoint(logger: context.logger)
+    private init(services: HeraldServices, background: ServiceGroup) {
+        self.services = services
+        self.background = background
+        let endpoint = Endpoint(logger: services.logger)
         var router = Router()
-        for group in HeraldApplication.routeGroups(context: context) {
+        for group in HeraldApplication.routeGroups(services) {
             group.register(in: &router, endpoint: endpoint)
         }
         var serverConfiguration = HTTPServerConfiguration()
-        serverConfiguration.host = context.configuration.host
-        serverConfiguration.port = context.configuration.port
-        serverConfiguration.perIPConnectionLimit = context.configuration.perIPConnectionLimit
-        serverConfiguration.connectionTimeoutSeconds = context.configuration.connectionTimeoutSeconds
-        if context.configuration.publicURL.lowercased().hasPrefix("https://") {
+        serverConfiguration.host = services.configuration.host
+        serverConfiguration.port = services.configuration.port
+        serverConfiguration.perIPConnectionLimit = services.configuration.perIPConnectionLimit
+        serverConfiguration.connectionTimeoutSeconds = services.configuration.connectionTimeoutSeconds
+        if services.configuration.publicURL.lowercased().hasPrefix("https://") {
             // Browsers reach Herald over https (through the proxy that terminates TLS): pin it.
             serverConfiguration.defaultResponseHeaders.add("Strict-Transport-Security", "max-age=31536000")
         }
-        let logger = context.logger
-        let metrics = context.metrics
+        let logger = services.logger
+        let metrics = services.metrics
         let errorResponder: ErrorResponder = { status, request in
                 if status == 400, OAuthMalformedRequest.isOAuthEndpoint(request.path) {
                     return OAuthMalformedRequest.response(path: request.path)
@@ -113,7 +92,7 @@ public final class HeraldApplication: Sendable {
                                         "durationMs": .double((entry.durationSeconds * 100_000).rounded() / 100),
                                         "requestId": .string(entry.requestID)])
             }
-        if let admin = context.configuration.adminListen {
+        if let admin = services.configuration.adminListen {
             // The admin side moves to its own address; the public listener no longer has those
             // routes, so it answers them 404 like any unknown path (not 401: nothing says they exist).
             server = HTTPServer(configuration: serverConfiguration,
@@ -144,19 +123,37 @@ public final class HeraldApplication: Sendable {
         template == "/healthz" || template == "/readyz"
     }
 
-    /// Every route group, in registration order.
-    static func routeGroups(context: HeraldContext) -> [any RouteGroup] {
-        [OpsRoutes(context: context), OpenAPIRoutes(), ConsoleRoutes(), PublicKeyRoutes(context: context),
-         AdminRoutes(context: context, sessionRevoker: SessionRevoker(now: context.now)),
-         NativeLoginRoutes(context: context), AppleNotificationRoutes(context: context),
-         AppleWebRoutes(context: context), SessionRoutes(context: context), OAuthRoutes(context: context)]
+    /// Every route group, in registration order, each given the services its routes use.
+    static func routeGroups(_ services: HeraldServices) -> [any RouteGroup] {
+        [OpsRoutes(database: services.database, metrics: services.metrics), OpenAPIRoutes(), ConsoleRoutes(),
+         PublicKeyRoutes(realms: services.realms, keyRing: services.keyRing, logger: services.logger),
+         AdminRoutes(stores: AdminStores(services), limiter: services.requestLimiter,
+                     clientAddresses: services.clientAddresses, logger: services.logger),
+         NativeLoginRoutes(nativeLogin: services.nativeLogin, appleTokens: services.appleTokens,
+                           clientAddresses: services.clientAddresses, metrics: services.metrics, logger: services.logger,
+                           recorder: LoginRecorder(door: .native, provider: services.nativeLogin.provider,
+                                                   metrics: services.metrics, logger: services.logger)),
+         AppleNotificationRoutes(inbox: services.appleNotifications, metrics: services.metrics, logger: services.logger),
+         AppleWebRoutes(appleWeb: services.appleWeb, appleRefusals: services.appleRefusals,
+                        requestLimiter: services.requestLimiter, clientAddresses: services.clientAddresses,
+                        recorder: LoginRecorder(door: .web, provider: services.nativeLogin.provider,
+                                                metrics: services.metrics, logger: services.logger),
+                        metrics: services.metrics, logger: services.logger),
+         SessionRoutes(realms: services.realms, accounts: services.accounts, sessions: services.sessions,
+                       accessTokens: services.accessTokens, requestLimiter: services.requestLimiter,
+                       clientAddresses: services.clientAddresses, logger: services.logger),
+         OAuthRoutes(realms: services.realms, clients: services.clients, accounts: services.accounts,
+                     downstream: services.downstream, keyRing: services.keyRing, issuers: services.issuers,
+                     sessions: services.sessions, accessTokens: services.accessTokens, codeExchange: services.codeExchange,
+                     requestLimiter: services.requestLimiter, clientAddresses: services.clientAddresses,
+                     logger: services.logger)]
     }
 
     /// The routes the server answers, for the OpenAPI agreement test.
-    public static func routeTable(context: HeraldContext) -> [(method: String, template: String)] {
+    public static func routeTable(services: HeraldServices) -> [(method: String, template: String)] {
         var router = Router()
-        for group in routeGroups(context: context) {
-            group.register(in: &router, endpoint: Endpoint(logger: context.logger))
+        for group in routeGroups(services) {
+            group.register(in: &router, endpoint: Endpoint(logger: services.logger))
         }
         return router.routes
     }
@@ -167,11 +164,10 @@ public final class HeraldApplication: Sendable {
         // and the caller's `shutdown()` (or dropping the application) stops what did start.
         try adminServer?.start()
         try server.start()
-        maintenance.start(context: context)
-        context.requestLimiter.startSharing(logger: context.logger)
-        context.logger.info("listening", ["host": .string(context.configuration.host), "port": .int(Int(server.boundPort))])
-        if let adminServer, let admin = context.configuration.adminListen {
-            context.logger.info("listening_admin", ["host": .string(admin.host), "port": .int(Int(adminServer.boundPort))])
+        background.start()
+        services.logger.info("listening", ["host": .string(services.configuration.host), "port": .int(Int(server.boundPort))])
+        if let adminServer, let admin = services.configuration.adminListen {
+            services.logger.info("listening_admin", ["host": .string(admin.host), "port": .int(Int(adminServer.boundPort))])
         }
     }
 
@@ -181,14 +177,15 @@ public final class HeraldApplication: Sendable {
     /// The admin listener's bound port, when `HERALD_ADMIN_LISTEN` is set.
     public var adminPort: UInt16? { adminServer?.boundPort }
 
-    /// Stops accepting, finishes in-flight requests and housekeeping, then closes the database.
+    /// Stops accepting, finishes in-flight requests, cancels the background services and waits
+    /// for each, then closes the database. A second call does nothing.
     public func shutdown() async {
+        guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
         async let publicStopped: Void = server.shutdown()
         async let adminStopped: Void? = adminServer?.shutdown()
         _ = await (publicStopped, adminStopped)
-        await maintenance.stop()
-        await context.requestLimiter.stopSharing()
-        await context.database.close()
-        context.logger.info("stopped")
+        await background.shutdown()
+        await services.database.close()
+        services.logger.info("stopped")
     }
 }

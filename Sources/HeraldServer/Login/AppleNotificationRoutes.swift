@@ -12,23 +12,25 @@ import Realms
 /// verification is 400 and changes nothing; an unreachable Apple JWKS is 503, so Apple retries.
 /// One log line and one metric per notification — never the subject or an email.
 struct AppleNotificationRoutes: RouteGroup {
-    let context: HeraldContext
+    let inbox: AppleNotificationInbox
+    let metrics: HeraldMetrics
+    let logger: Logger
 
     func register(in router: inout Router, endpoint: Endpoint) {
-        let context = self.context
+        let routes = self
         router.add("POST", "/api/oauth/:realm/apple/notifications", endpoint.handler { request in
-            try await Self.handle(request, context: context)
+            try await routes.handle(request)
         })
     }
 
-    static func handle(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
+    func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
         let payload = try Self.payload(request)
         let realmID = request.parameter("realm")
-        let receipt = try await context.appleNotifications.receive(payload: payload, realmID: realmID)
+        let receipt = try await inbox.receive(payload: payload, realmID: realmID)
         let realmLabel = InputRules.isSlug(realmID) ? realmID : "invalid"
         func record(_ type: String, _ outcome: String) {
-            context.metrics.recordAppleNotification(type: type, outcome: outcome)
-            context.logger.info("apple_notification", ["realm": .string(realmLabel), "type": .string(type),
+            metrics.recordAppleNotification(type: type, outcome: outcome)
+            logger.info("apple_notification", ["realm": .string(realmLabel), "type": .string(type),
                                                        "outcome": .string(outcome), "requestId": .string(request.requestID)])
         }
         switch receipt {

@@ -14,14 +14,24 @@ import Realms
 ///   (`AppleLoginResultPage`). Apple's `error=` (the user cancelled) is a normal ending, 200,
 ///   by POST or GET; a code or ID token is taken by POST only, as Apple sends them, so a link
 ///   cannot deliver one.
+///
+/// The handlers are static and take the group as `context`: what it holds is all they use.
 struct AppleWebRoutes: RouteGroup {
-    let context: HeraldContext
+    let appleWeb: AppleWebLogin
+    let appleRefusals: AppleExchangeRefusals
+    let requestLimiter: RequestRateLimiter
+    let clientAddresses: ClientAddressResolver
+    /// What the login log line and metric need (shared with native login).
+    /// The one log line and metric per attempt (door `web`).
+    let recorder: LoginRecorder
+    let metrics: HeraldMetrics
+    let logger: Logger
 
     /// Longest value read from Apple's answer (an ID token is at most 16 KiB).
     static let maxParameterBytes = AppleIdentityVerifier.maximumTokenBytes
 
     func register(in router: inout Router, endpoint: Endpoint) {
-        let context = self.context
+        let context = self
         router.add("GET", "/api/oauth/:realm/apple/login", endpoint.handler { request in
             try await Self.start(request, context: context)
         })
@@ -32,7 +42,7 @@ struct AppleWebRoutes: RouteGroup {
         }
     }
 
-    static func start(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
+    static func start(_ request: HTTPRequest, context: AppleWebRoutes) async throws -> HTTPResponse {
         var values: [String: String] = [:]
         for (name, value) in request.queryItems() {
             guard values[name] == nil else { throw APIError.invalidFields([String(name.prefix(64)): "is repeated"]) }
@@ -88,10 +98,8 @@ struct AppleWebRoutes: RouteGroup {
         }
     }
 
-    static func callback(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
+    static func callback(_ request: HTTPRequest, context: AppleWebRoutes) async throws -> HTTPResponse {
         let started = DispatchTime.now().uptimeNanoseconds
-        let recorder = LoginRecorder(door: .web, provider: context.nativeLogin.provider, metrics: context.metrics,
-                                     logger: context.logger)
         let realmID = request.parameter("realm")
         let pairs: [(name: String, value: String)]
         if request.method == "POST" {
@@ -147,7 +155,7 @@ struct AppleWebRoutes: RouteGroup {
                 // Apple answered and said no: trying again cannot fix a wrong Key ID, Team ID or
                 // key, so the page does not blame Apple's availability, and the operator gets an
                 // event naming Apple's error.
-                await AppleExchangeRefusals.record(failure, realmID: realmID, clientID: nil, context: context)
+                await context.appleRefusals.record(failure, realmID: realmID, clientID: nil)
                 return page(400, ["status": "error", "code": "apple_refused",
                                   "message": "Apple did not accept this sign-in",
                                   "details": ["reason": .string(failure.rawValue)]],
@@ -158,7 +166,8 @@ struct AppleWebRoutes: RouteGroup {
                                  "message": "Apple's token endpoint could not be used; try again"],
                         link: returnTo, title: "Sign-in failed")
         case .loginFailed(let error, let returnTo):
-            recorder.record(.failure(error), realmID: realmID, clientID: "", requestID: request.requestID, started: started)
+            context.recorder.record(.failure(error), realmID: realmID, clientID: "", requestID: request.requestID,
+                                    started: started)
             let envelope = APIError(error)
             var result: [String: JSONValue] = ["status": "error", "code": .string(envelope.code),
                                                "message": .string(envelope.message)]
@@ -169,7 +178,8 @@ struct AppleWebRoutes: RouteGroup {
             if parameters["code"]?.isEmpty == false {
                 context.metrics.recordAppleCall(operation: "token_exchange", outcome: "success")
             }
-            recorder.record(.success(login), realmID: realmID, clientID: "", requestID: request.requestID, started: started)
+            context.recorder.record(.success(login), realmID: realmID, clientID: "", requestID: request.requestID,
+                                    started: started)
             switch login.branch {
             case .downstream(let redirectURI):
                 return page(200, ["status": "success", "redirectUri": .string(redirectURI)], link: redirectURI,

@@ -8,25 +8,32 @@ import TokenIssuer
 
 /// `POST /api/oauth/:realm/apple/native-login`: decodes the request, runs the login pipeline
 /// (`IdentityTokenLogin` with Apple's verifier), answers branch A or B, and records each attempt
-/// (`LoginRecorder`, door `native`).
+/// (`LoginRecorder`, door `native`). The handlers are static and take the group as `context`:
+/// what it holds is all they use.
 struct NativeLoginRoutes: RouteGroup {
-    let context: HeraldContext
+    let nativeLogin: IdentityTokenLogin<AppleIdentityVerifier>
+    /// Where a login's Apple authorization code is handed over (queued for exchange).
+    let appleTokens: AppleTokenVault
+    let clientAddresses: ClientAddressResolver
+    let metrics: HeraldMetrics
+    let logger: Logger
+
+    /// The one log line and metric per attempt (door `native`).
+    let recorder: LoginRecorder
 
     /// Longest identity token read from the body; longer than the 16 KiB limit so the limit
     /// itself answers (and counts as a failed attempt).
     static let maxReadTokenBytes = 65_536
 
     func register(in router: inout Router, endpoint: Endpoint) {
-        let context = self.context
+        let context = self
         router.add("POST", "/api/oauth/:realm/apple/native-login", endpoint.handler { request in
             try await Self.handle(request, context: context)
         })
     }
 
-    static func handle(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
+    static func handle(_ request: HTTPRequest, context: NativeLoginRoutes) async throws -> HTTPResponse {
         let started = DispatchTime.now().uptimeNanoseconds
-        let recorder = LoginRecorder(door: .native, provider: context.nativeLogin.provider, metrics: context.metrics,
-                                     logger: context.logger)
         let realmID = request.parameter("realm")
         let token: String
         let clientID: String
@@ -48,8 +55,8 @@ struct NativeLoginRoutes: RouteGroup {
             clientID = readClient
         } catch {
             // An unreadable request is an attempt too: one log line, no client (it was never checked).
-            recorder.record(.failure(LoginError(.badRequest)), realmID: realmID, clientID: "", requestID: request.requestID,
-                            started: started)
+            context.recorder.record(.failure(LoginError(.badRequest)), realmID: realmID, clientID: "",
+                                    requestID: request.requestID, started: started)
             throw error
         }
 
@@ -62,12 +69,18 @@ struct NativeLoginRoutes: RouteGroup {
         } catch {
             outcome = .failure(error)
         }
-        recorder.record(outcome, realmID: realmID, clientID: clientID, requestID: request.requestID, started: started)
+        context.recorder.record(outcome, realmID: realmID, clientID: clientID, requestID: request.requestID,
+                                started: started)
         if case .success(let result) = outcome, let appleCode, !appleCode.isEmpty {
             // Apple issued the code to the app the verified token is for: the audience the
-            // verifier matched.
-            AppleTokenTasks.keepRefreshToken(code: appleCode, realmID: realmID, accountID: result.accountID,
-                                             clientID: result.audience, context: context)
+            // verifier matched. It is only queued here, in one short write; `AppleTokenWork`
+            // exchanges it after the answer.
+            if case .failure(let failure) = await context.appleTokens.keep(
+                .authorizationCode(appleCode), realmID: realmID, accountID: result.accountID, clientID: result.audience) {
+                // The login stands; the account keeps the Apple token it had, if any.
+                context.logger.warning("apple_token_exchange_not_queued", ["realm": .string(realmID),
+                                                                           "reason": .string(failure.rawValue)])
+            }
         }
         switch outcome {
         case .success(let result):

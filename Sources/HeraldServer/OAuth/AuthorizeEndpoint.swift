@@ -2,29 +2,33 @@ import Grants
 import HTTPServer
 import JOSE
 import Realms
+import TokenIssuer
 
 /// `GET /api/oauth/:realm/authorize`: validates a third-party backend's code + PKCE request,
 /// records it as pending under its `state`, and sends the browser to the realm's login page
 /// (or, with `Accept: application/json`, answers the downstream state for a native app).
 struct AuthorizeEndpoint: Sendable {
-    let context: HeraldContext
     let realms: RealmStore
     let clients: ClientAppStore
     let downstream: DownstreamAuthorizations
+    let issuers: RealmIssuers
+    let requestLimiter: RequestRateLimiter
+    let clientAddresses: ClientAddressResolver
+    let logger: Logger
 
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
         let realmID = request.parameter("realm")
         guard let realm = try await realms.enabledRealm(realmID) else { throw APIError.notFound("Realm") }
-        let issuer = context.issuers.issuer(realmID: realm.id)
+        let issuer = issuers.issuer(realmID: realm.id)
         let wantsJSON = request.acceptsJSON
         // Counted before the request is validated (an invalid one costs a request too), under
         // the client id as presented; answered without a redirect, as the redirect URI is unchecked.
         let query = request.queryItems()
-        if let retryAfter = try await context.requestLimiter.admit(
-            realmID: realm.id, endpoint: .authorize, clientIP: context.clientAddresses.clientAddress(of: request),
+        if let retryAfter = try await requestLimiter.admit(
+            realmID: realm.id, endpoint: .authorize, clientIP: clientAddresses.clientAddress(of: request),
             clientID: query.first { $0.name == "client_id" }?.value) {
-            context.logger.info("rate_limited", ["realm": .string(realm.id), "endpoint": "authorize",
-                                                 "requestId": .string(request.requestID)])
+            logger.info("rate_limited", ["realm": .string(realm.id), "endpoint": "authorize",
+                                         "requestId": .string(request.requestID)])
             return OAuthErrorResponse.rateLimited(retryAfter: retryAfter)
         }
         let clients = self.clients

@@ -21,8 +21,9 @@ struct ClientAuthenticatedRequest: Sendable {
     /// Reads `request` and counts it at `endpoint`. An unreadable request costs its address a
     /// request too (no client was named), then its error is thrown (`invalid_request`, …).
     static func admit(_ request: HTTPRequest, realmID: String, endpoint: RequestRateLimiter.Endpoint,
-                      context: HeraldContext) async throws -> Admission {
-        let clientIP = context.clientAddresses.clientAddress(of: request)
+                      limiter: RequestRateLimiter, clientAddresses: ClientAddressResolver,
+                      logger: Logger) async throws -> Admission {
+        let clientIP = clientAddresses.clientAddress(of: request)
         let body: OAuthRequestBody
         let credentials: ClientCredentials
         do {
@@ -31,13 +32,13 @@ struct ClientAuthenticatedRequest: Sendable {
                                                      bodyClientID: body["client_id"], bodyClientSecret: body["client_secret"])
         } catch {
             if let limited = try await limited(request, realmID: realmID, endpoint: endpoint, clientIP: clientIP,
-                                               clientID: nil, context: context) {
+                                               clientID: nil, limiter: limiter, logger: logger) {
                 return .limited(limited)
             }
             throw error
         }
         if let limited = try await limited(request, realmID: realmID, endpoint: endpoint, clientIP: clientIP,
-                                           clientID: credentials.clientID, context: context) {
+                                           clientID: credentials.clientID, limiter: limiter, logger: logger) {
             return .limited(limited)
         }
         return .admitted(ClientAuthenticatedRequest(body: body, credentials: credentials, clientIP: clientIP))
@@ -45,13 +46,14 @@ struct ClientAuthenticatedRequest: Sendable {
 
     /// Counts the request; the OAuth-style 429 to answer when it is over a limit, else nil.
     private static func limited(_ request: HTTPRequest, realmID: String, endpoint: RequestRateLimiter.Endpoint,
-                                clientIP: String, clientID: String?, context: HeraldContext) async throws -> HTTPResponse? {
-        guard let retryAfter = try await context.requestLimiter.admit(realmID: realmID, endpoint: endpoint,
-                                                                      clientIP: clientIP, clientID: clientID) else {
+                                clientIP: String, clientID: String?, limiter: RequestRateLimiter,
+                                logger: Logger) async throws -> HTTPResponse? {
+        guard let retryAfter = try await limiter.admit(realmID: realmID, endpoint: endpoint,
+                                                       clientIP: clientIP, clientID: clientID) else {
             return nil
         }
-        context.logger.info("rate_limited", ["realm": .string(realmID), "endpoint": .string(endpoint.rawValue),
-                                             "requestId": .string(request.requestID)])
+        logger.info("rate_limited", ["realm": .string(realmID), "endpoint": .string(endpoint.rawValue),
+                                     "requestId": .string(request.requestID)])
         return OAuthErrorResponse.rateLimited(retryAfter: retryAfter)
     }
 }

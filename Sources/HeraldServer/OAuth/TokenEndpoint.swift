@@ -9,16 +9,21 @@ import Storage
 /// `POST /api/oauth/:realm/token`: the `authorization_code` (with S256 PKCE) and
 /// `refresh_token` grants for third-party backends, after client authentication.
 struct TokenEndpoint: Sendable {
-    let context: HeraldContext
     let realms: RealmStore
     let authenticator: ClientAuthenticator
+    let codeExchange: AuthorizationCodeExchange
+    let sessions: SessionStore
+    let requestLimiter: RequestRateLimiter
+    let clientAddresses: ClientAddressResolver
+    let logger: Logger
 
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let realm = try await realms.enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
         do {
             // Counted before authentication, so guessing client secrets is limited too.
             let admitted: ClientAuthenticatedRequest
-            switch try await ClientAuthenticatedRequest.admit(request, realmID: realm.id, endpoint: .token, context: context) {
+            switch try await ClientAuthenticatedRequest.admit(request, realmID: realm.id, endpoint: .token, limiter: requestLimiter,
+                                                              clientAddresses: clientAddresses, logger: logger) {
             case .admitted(let request): admitted = request
             case .limited(let response): return response
             }
@@ -44,8 +49,8 @@ struct TokenEndpoint: Sendable {
             if let idToken = issued.idToken { object["id_token"] = .string(idToken) }
             return HTTPResponse.json(JSONValue.object(object), noStore: true)
         } catch let error as GrantsError {
-            context.logger.info("token_refused", ["realm": .string(realm.id), "error": .string(error.oauthError),
-                                                  "requestId": .string(request.requestID)])
+            logger.info("token_refused", ["realm": .string(realm.id), "error": .string(error.oauthError),
+                                          "requestId": .string(request.requestID)])
             return OAuthErrorResponse.json(error, realmID: realm.id)
         } catch let error as StorageError where error.isTemporary {
             return OAuthErrorResponse.json(.storageUnavailable, realmID: realm.id)
@@ -61,13 +66,13 @@ struct TokenEndpoint: Sendable {
             throw GrantsError(.invalidRequest, "code_verifier must be 43-128 characters of [A-Za-z0-9-._~]")
         }
         // One write transaction (Login): the code burns, the session starts and is recorded on it.
-        switch try await context.codeExchange.exchange(realm: realm, client: client, code: code, redirectURI: redirectURI,
-                                                       codeVerifier: verifier, clientIP: clientIP) {
+        switch try await codeExchange.exchange(realm: realm, client: client, code: code, redirectURI: redirectURI,
+                                               codeVerifier: verifier, clientIP: clientIP) {
         case .issued(let issued):
             return issued
         case .replayed:
-            context.logger.warning("authorization_code_replayed", ["realm": .string(realm.id),
-                                                                   "client": .string(client.clientId)])
+            logger.warning("authorization_code_replayed", ["realm": .string(realm.id),
+                                                           "client": .string(client.clientId)])
             throw GrantsError(.invalidGrant, "authorization code was already used")
         }
     }
@@ -81,8 +86,8 @@ struct TokenEndpoint: Sendable {
             scope = parsed
         }
         do {
-            return try await context.sessions.refresh(realmID: realm.id, presenter: .authenticatedClient(client),
-                                                    refreshToken: refreshToken, scope: scope, clientIP: clientIP)
+            return try await sessions.refresh(realmID: realm.id, presenter: .authenticatedClient(client),
+                                            refreshToken: refreshToken, scope: scope, clientIP: clientIP)
         } catch {
             throw GrantsError(refreshFailure: error)
         }

@@ -11,9 +11,14 @@ import TokenIssuer
 /// and as a refresh token (the hint only changes the order). A database that cannot be read
 /// is `temporarily_unavailable` (503), never an inactive or unknown token.
 struct TokenInspection: Sendable {
-    let context: HeraldContext
     let realms: RealmStore
     let authenticator: ClientAuthenticator
+    let issuers: RealmIssuers
+    let sessions: SessionStore
+    let accessTokens: AccessTokenVerifier
+    let requestLimiter: RequestRateLimiter
+    let clientAddresses: ClientAddressResolver
+    let logger: Logger
 
     /// What a presented token turned out to be.
     private enum Found {
@@ -28,7 +33,8 @@ struct TokenInspection: Sendable {
         guard let realm = try await realms.enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
         do {
             let admitted: ClientAuthenticatedRequest
-            switch try await ClientAuthenticatedRequest.admit(request, realmID: realm.id, endpoint: .revoke, context: context) {
+            switch try await ClientAuthenticatedRequest.admit(request, realmID: realm.id, endpoint: .revoke, limiter: requestLimiter,
+                                                              clientAddresses: clientAddresses, logger: logger) {
             case .admitted(let request): admitted = request
             case .limited(let response): return response
             }
@@ -37,9 +43,9 @@ struct TokenInspection: Sendable {
             let token = try body.required("token")
             switch try await find(token, realm: realm, hint: body["token_type_hint"], activeOnly: false) {
             case .access(let claims) where claims.clientID == client.clientId:
-                try await context.sessions.revokeSession(realmID: realm.id, sessionID: claims.sessionID)
+                try await sessions.revokeSession(realmID: realm.id, sessionID: claims.sessionID)
             case .refresh(let session) where session.clientID == client.clientId:
-                try await context.sessions.revokeSession(realmID: realm.id, sessionID: session.sessionID)
+                try await sessions.revokeSession(realmID: realm.id, sessionID: session.sessionID)
             default:
                 break  // RFC 7009 §2.2: invalid tokens do not cause an error.
             }
@@ -59,14 +65,15 @@ struct TokenInspection: Sendable {
         guard let realm = try await realms.enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
         do {
             let admitted: ClientAuthenticatedRequest
-            switch try await ClientAuthenticatedRequest.admit(request, realmID: realm.id, endpoint: .introspect, context: context) {
+            switch try await ClientAuthenticatedRequest.admit(request, realmID: realm.id, endpoint: .introspect, limiter: requestLimiter,
+                                                              clientAddresses: clientAddresses, logger: logger) {
             case .admitted(let request): admitted = request
             case .limited(let response): return response
             }
             let body = admitted.body
             _ = try await authenticate(admitted, realm: realm, confidentialOnly: true)
             let token = try body.required("token")
-            let issuer = context.issuers.issuer(realmID: realm.id)
+            let issuer = issuers.issuer(realmID: realm.id)
             let object: [String: JSONValue]
             switch try await find(token, realm: realm, hint: body["token_type_hint"], activeOnly: true) {
             case .access(let claims):
@@ -104,14 +111,14 @@ struct TokenInspection: Sendable {
     /// `activeOnly` drops refresh tokens that are rotated, revoked or expired.
     private func find(_ token: String, realm: Realm, hint: String?, activeOnly: Bool) async throws -> Found {
         func asAccess() async throws -> Found {
-            if case .valid(let claims) = try await context.accessTokens.validate(token, realmID: realm.id) {
+            if case .valid(let claims) = try await accessTokens.validate(token, realmID: realm.id) {
                 return .access(claims)
             }
             return .none
         }
         func asRefresh() async throws -> Found {
-            guard let session = try await context.sessions.session(ofRefreshToken: token, realmID: realm.id),
-                  session.isActive || !activeOnly else { return .none }
+            guard let session = try await sessions.session(ofRefreshToken: token, realmID: realm.id),
+          session.isActive || !activeOnly else { return .none }
             return .refresh(session)
         }
         let accessFirst = hint != "refresh_token" && token.split(separator: ".").count == 3

@@ -10,9 +10,9 @@ import TokenIssuer
 /// (RFC 6750 §2.1, §2.2; OIDC Core §5.3.1); both at once is 400 `invalid_request`.
 /// A bad, expired or revoked token answers 401 with a Bearer `invalid_token` challenge.
 struct UserinfoEndpoint: Sendable {
-    let context: HeraldContext
     let realms: RealmStore
     let accounts: AccountStore
+    let accessTokens: AccessTokenVerifier
 
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let realm = try await realms.enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
@@ -25,7 +25,7 @@ struct UserinfoEndpoint: Sendable {
         case .invalidRequest(let description):
             return Self.challenge(realmID: realm.id, status: 400, error: "invalid_request", description)
         }
-        guard case .valid(let claims) = try await context.accessTokens.validate(token, realmID: realm.id) else {
+        guard case .valid(let claims) = try await accessTokens.validate(token, realmID: realm.id) else {
             return Self.challenge(realmID: realm.id, error: "invalid_token", "the access token is invalid, expired or revoked")
         }
         guard claims.scope.contains("openid") else {

@@ -1928,8 +1928,8 @@ paths:
         identities and revokes its sessions. The account remains listed with status `deleted`.
         Deleting a deleted account changes nothing. Apple refresh tokens kept from its native
         logins are revoked at Apple's `/auth/revoke` after the delete commits (a failure never
-        blocks the delete; the maintenance loop retries with backoff, counted in
-        `herald_apple_calls_total{operation="revoke"}`).
+        blocks the delete; Herald retries in the background with backoff, after a restart
+        too, counted in `herald_apple_calls_total{operation="revoke"}`).
       security:
         - adminToken: []
       parameters:
@@ -3787,11 +3787,13 @@ components:
           type: string
           maxLength: 4096
           description: |
-            Apple's authorization code from the same credential. After a successful login Herald
-            exchanges it at Apple's `/auth/token` (client secret signed with the realm's `.p8`
-            key; `client_id` = the identity token's audience) and keeps Apple's refresh token,
-            encrypted, to revoke the authorization when the account is deleted. A failed
-            exchange does not fail the login (it is counted in `herald_apple_calls_total`).
+            Apple's authorization code from the same credential. A successful login queues it
+            (encrypted) and answers; Herald then exchanges it at Apple's `/auth/token` in the
+            background (client secret signed with the realm's `.p8` key; `client_id` = the
+            identity token's audience) and keeps Apple's refresh token, encrypted, to revoke the
+            authorization when the account is deleted. A failed exchange does not fail the login
+            (it is counted in `herald_apple_calls_total`); one Apple could not answer is retried
+            with backoff, after a restart too, until the code's five minutes are over.
     AppleFullName:
       type: object
       properties:

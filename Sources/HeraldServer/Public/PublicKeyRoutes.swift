@@ -6,17 +6,18 @@ import TokenIssuer
 /// `GET /api/oauth/:realm/jwks.json`: the realm's published signing keys. Unknown and
 /// disabled realms answer 404, like every public route of a disabled realm.
 struct PublicKeyRoutes: RouteGroup {
-    let context: HeraldContext
+    let realms: RealmStore
+    let keyRing: SigningKeyRing
+    let logger: Logger
 
     func register(in router: inout Router, endpoint: Endpoint) {
-        let realms = RealmStore(database: context.database, now: context.now)
-        let keyRing = SigningKeyRing(database: context.database, masterKey: context.masterKey, now: context.now)
+        let realms = realms, keyRing = keyRing, logger = logger
         router.add("GET", "/api/oauth/:realm/jwks.json", endpoint.handler { request in
             let realmID = request.parameter("realm")
             guard let realm = try await realms.enabledRealm(realmID) else { throw APIError.notFound("Realm") }
             let published = try await keyRing.publishedKeys(realmID: realm.id)
             for kid in published.unreadableKids {
-                context.logger.warning("signing_key_unreadable", ["realm": .string(realm.id), "kid": .string(kid)])
+                logger.warning("signing_key_unreadable", ["realm": .string(realm.id), "kid": .string(kid)])
             }
             let document = JWKSet.document(published.keys)
             // Short caching: verifiers refetch on an unknown kid anyway, and rotation publishes

@@ -6,7 +6,7 @@ import Synchronization
 /// Counts requests to `/token`, `/introspect`, `/revoke`, session refresh and `/authorize` per
 /// (realm, endpoint, client key) in fixed windows. Each node checks and counts in memory (`RequestWindowTable`), so a
 /// request costs no database write, and shares its counts through `request_windows` about once
-/// a second (`startSharing`), so several nodes on one PostgreSQL share one budget: exact on one
+/// a second (`RequestCountSharing`), so several nodes on one PostgreSQL share one budget: exact on one
 /// node, and across nodes over by at most about one sharing interval of each node's traffic
 /// (`RequestWindowTable`).
 /// Failed admin authentications (per client IP) and audited admin refusals (per admin token)
@@ -62,7 +62,6 @@ final class RequestRateLimiter: Sendable {
     private let lastPurge = Mutex<Int64>(0)
     /// The exchange running or last run: exchanges run one after another (see `share`).
     private let lastExchange = Mutex<Task<Void, any Error>?>(nil)
-    private let sharingLoop = Mutex<Task<Void, Never>?>(nil)
 
     init(database: any Database, limits: RequestLimits, windowCapacity: Int,
          now: @escaping @Sendable () -> Date) {
@@ -112,32 +111,6 @@ final class RequestRateLimiter: Sendable {
             return next
         }
         try await exchange.value
-    }
-
-    /// Shares counts every `sharingInterval` until `stopSharing()`.
-    func startSharing(logger: Logger) {
-        let loop = Task { [self] in
-            // A cancelled sleep ends the loop; `stopSharing` then shares what is left.
-            while (try? await Task.sleep(for: Self.sharingInterval)) != nil {
-                do {
-                    try await share()
-                } catch {
-                    // The hits stay unshared and go with the next exchange. Type only: a
-                    // storage error's text may quote SQL.
-                    logger.warning("request_counts_not_shared", ["errorType": .string(String(describing: type(of: error)))])
-                }
-            }
-        }
-        sharingLoop.withLock { $0 = loop }
-    }
-
-    /// Stops the loop and shares what is left, so the other nodes see this node's last hits.
-    func stopSharing() async {
-        if let loop = sharingLoop.withLock({ $0.take() }) {
-            loop.cancel()
-            await loop.value
-        }
-        try? await share()
     }
 
     /// One exchange: adds each window's unshared hits to its row and reads the new total back;

@@ -8,11 +8,19 @@ import TokenIssuer
 /// checked at each use: a confidential client refreshes at `/token` with its authentication,
 /// and a third-party client reads `/userinfo`, which applies its token's scope. Anything else
 /// answers 403 `client_not_allowed` and changes nothing.
+///
+/// The handlers are static and take the group as `context`: what it holds is all they use.
 struct SessionRoutes: RouteGroup {
-    let context: HeraldContext
+    let realms: RealmStore
+    let accounts: AccountStore
+    let sessions: SessionStore
+    let accessTokens: AccessTokenVerifier
+    let requestLimiter: RequestRateLimiter
+    let clientAddresses: ClientAddressResolver
+    let logger: Logger
 
     func register(in router: inout Router, endpoint: Endpoint) {
-        let context = self.context
+        let context = self
         router.add("POST", "/api/auth/:realm/session/refresh", endpoint.handler { request in
             try await Self.refresh(request, context: context)
         })
@@ -24,7 +32,7 @@ struct SessionRoutes: RouteGroup {
         })
     }
 
-    static func refresh(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
+    static func refresh(_ request: HTTPRequest, context: SessionRoutes) async throws -> HTTPResponse {
         let realm = try await enabledRealm(request, context: context)
         var body = try JSONRequestBody(request)
         let token = body.string("refreshToken", required: true, maxLength: 512)
@@ -52,7 +60,7 @@ struct SessionRoutes: RouteGroup {
                      noStore: true)
     }
 
-    static func logout(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
+    static func logout(_ request: HTTPRequest, context: SessionRoutes) async throws -> HTTPResponse {
         let realm = try await enabledRealm(request, context: context)
         let claims = try await authenticate(request, realmID: realm.id, context: context)
         var refreshToken: String?
@@ -71,11 +79,10 @@ struct SessionRoutes: RouteGroup {
         return .json(["message": "Logged out"], noStore: true)
     }
 
-    static func me(_ request: HTTPRequest, context: HeraldContext) async throws -> HTTPResponse {
+    static func me(_ request: HTTPRequest, context: SessionRoutes) async throws -> HTTPResponse {
         let realm = try await enabledRealm(request, context: context)
         let claims = try await authenticate(request, realmID: realm.id, context: context)
-        let accounts = AccountStore(database: context.database, sessionRevoker: SessionRevoker(now: context.now),
-                                    deletionHook: context.appleTokens, now: context.now)
+        let accounts = context.accounts
         guard let account = try await accounts.account(realmID: realm.id, id: claims.sub) else {
             throw APIError.accountDeleted
         }
@@ -83,15 +90,16 @@ struct SessionRoutes: RouteGroup {
         return .json(MeResponse(AccountProfile(account: account, identities: identities)).json, noStore: true)
     }
 
-    static func enabledRealm(_ request: HTTPRequest, context: HeraldContext) async throws -> Realm {
-        guard let realm = try await RealmStore(database: context.database, now: context.now)
-            .enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
+    static func enabledRealm(_ request: HTTPRequest, context: SessionRoutes) async throws -> Realm {
+        guard let realm = try await context.realms.enabledRealm(request.parameter("realm")) else {
+            throw APIError.notFound("Realm")
+        }
         return realm
     }
 
     /// The valid access token of a client the session API serves, or the contract's 401/403
     /// for why it is not one.
-    static func authenticate(_ request: HTTPRequest, realmID: String, context: HeraldContext) async throws -> AccessTokenClaims {
+    static func authenticate(_ request: HTTPRequest, realmID: String, context: SessionRoutes) async throws -> AccessTokenClaims {
         guard let token = BearerAuthorization.token(in: request) else {
             throw APIError.unauthorized
         }

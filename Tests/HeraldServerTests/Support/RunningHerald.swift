@@ -20,10 +20,10 @@ final class RunningHerald: Sendable {
     static let adminToken = "test-admin-token-0123456789abcdef0123456789"
 
     /// Starts a server on `backend`; `configure` adjusts the configuration (e.g. the Apple JWKS URL),
-    /// `maintenance` is the housekeeping loop it runs.
+    /// `maintenancePause` paces its housekeeping loop (nil: the loop's own interval).
     static func start(backend: Backend = .sqlite, configure: (inout HeraldConfiguration) -> Void = { _ in },
                       now: @escaping @Sendable () -> Date = { Date() },
-                      maintenance: MaintenanceLoop = MaintenanceLoop()) async throws -> RunningHerald {
+                      maintenancePause: (@Sendable () async -> Void)? = nil) async throws -> RunningHerald {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var configuration = try HeraldConfiguration.load(
@@ -43,7 +43,7 @@ final class RunningHerald: Sendable {
         do {
             application = try await HeraldApplication.open(configuration: configuration,
                                                             logger: Logger(level: .debug, now: now, sink: logs.sink), now: now,
-                                                            maintenance: maintenance)
+                                                            maintenancePause: maintenancePause)
             try application.start()
         } catch {
             await postgres?.drop()
@@ -88,9 +88,9 @@ final class RunningHerald: Sendable {
     /// Runs `body` against a fresh server on `backend` and always stops it afterwards.
     static func with<T>(backend: Backend = .sqlite, configure: (inout HeraldConfiguration) -> Void = { _ in },
                         now: @escaping @Sendable () -> Date = { Date() },
-                        maintenance: MaintenanceLoop = MaintenanceLoop(),
+                        maintenancePause: (@Sendable () async -> Void)? = nil,
                         _ body: (RunningHerald) async throws -> T) async throws -> T {
-        let herald = try await start(backend: backend, configure: configure, now: now, maintenance: maintenance)
+        let herald = try await start(backend: backend, configure: configure, now: now, maintenancePause: maintenancePause)
         do {
             let result = try await body(herald)
             await herald.stop()
