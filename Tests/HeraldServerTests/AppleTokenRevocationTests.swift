@@ -62,10 +62,14 @@ struct AppleTokenRevocationTests {
 
     /// Shuts the fixture's application down and runs `body` against a new one on the same
     /// database and configuration (the master key file included), as a restarted node would be.
+    /// Stops the fixture's application, runs `whileStopped` (e.g. Apple recovering, so the new
+    /// start's first round does not race the test), and starts a new one on the same database.
     static func restarted(_ fixture: NativeLoginFixture, now: @escaping @Sendable () -> Date,
+                          whileStopped: () -> Void = {},
                           _ body: (HeraldApplication) async throws -> Void) async throws {
         let configuration = fixture.herald.application.services.configuration
         await fixture.herald.application.shutdown()
+        whileStopped()
         let application = try await HeraldApplication.open(configuration: configuration,
                                                             logger: Logger(level: .error, now: now, sink: { _ in }), now: now)
         do {
@@ -200,8 +204,7 @@ struct AppleTokenRevocationTests {
 
             // Due again by the time the next node starts: it picks the exchange up at once.
             clock.advance(by: 10)
-            try await Self.restarted(fixture, now: clock.closure) { application in
-                apple.fail(with: nil)
+            try await Self.restarted(fixture, now: clock.closure, whileStopped: { apple.fail(with: nil) }) { application in
                 let database = application.services.database
                 try await waitUntil("the refresh token is stored") { try await Self.storedTokens(database).count == 1 }
                 #expect(try await Self.exchanges(database).isEmpty)
@@ -223,8 +226,7 @@ struct AppleTokenRevocationTests {
             try await waitUntil("the first attempt failed") { try await Self.queued(fixture).first?.attempts == 1 }
 
             clock.advance(by: 60)
-            try await Self.restarted(fixture, now: clock.closure) { application in
-                apple.fail(with: nil)
+            try await Self.restarted(fixture, now: clock.closure, whileStopped: { apple.fail(with: nil) }) { application in
                 let database = application.services.database
                 try await waitUntil("the revocation left the queue") { try await Self.queued(database).isEmpty }
             }
@@ -244,10 +246,10 @@ struct AppleTokenRevocationTests {
             try await waitUntil("the exchange waits on Apple") { apple.heldTokenRequests.now == 1 }
 
             let configuration = fixture.herald.application.services.configuration
-            let started = ContinuousClock.now
+            // Shutdown cancels the call (so it does not wait out Apple's 5 s connect timeout); how
+            // fast is not asserted, since sanitizer builds slow everything several-fold. What
+            // must hold is that it returns only once the work has stopped, leaving the code queued.
             await fixture.herald.application.shutdown()
-            // Apple's connect timeout is 5 s: a shutdown that waited it out did not cancel the call.
-            #expect(ContinuousClock.now - started < .seconds(4))
             apple.releaseTokenRequests()
 
             // Cut short by the shutdown, not failed: no attempt counted, the code is there for the next start.
