@@ -202,15 +202,18 @@ struct AppleTokenRevocationTests {
             #expect(!String(decoding: sealed, as: UTF8.self).contains("c-restart"))
             #expect(try await Self.storedTokens(database).isEmpty)
 
-            // Due again by the time the next node starts: it picks the exchange up at once.
-            clock.advance(by: 10)
-            try await Self.restarted(fixture, now: clock.closure, whileStopped: { apple.fail(with: nil) }) { application in
+            // Due again by the time the next node starts (the clock moves only while no node runs,
+            // so the first one cannot try again meanwhile): the new start picks it up at once.
+            try await Self.restarted(fixture, now: clock.closure, whileStopped: {
+                clock.advance(by: 10)
+                apple.fail(with: nil)
+            }) { application in
                 let database = application.services.database
                 try await waitUntil("the refresh token is stored") { try await Self.storedTokens(database).count == 1 }
                 #expect(try await Self.exchanges(database).isEmpty)
             }
             let exchanges = apple.calls.filter { $0.path == "/auth/token" }
-            #expect(exchanges.count >= 2 && exchanges.allSatisfy { $0.form["code"] == "c-restart" })
+            #expect(exchanges.count == 2 && exchanges.allSatisfy { $0.form["code"] == "c-restart" })
         }
     }
 
@@ -225,8 +228,11 @@ struct AppleTokenRevocationTests {
             try expectStatus(204, await fixture.admin("DELETE", "/api/admin/realms/acme/accounts/\(id)", reason: "gone"))
             try await waitUntil("the first attempt failed") { try await Self.queued(fixture).first?.attempts == 1 }
 
-            clock.advance(by: 60)
-            try await Self.restarted(fixture, now: clock.closure, whileStopped: { apple.fail(with: nil) }) { application in
+            // The backoff passes and Apple recovers while no node runs, so only the new start tries.
+            try await Self.restarted(fixture, now: clock.closure, whileStopped: {
+                clock.advance(by: 60)
+                apple.fail(with: nil)
+            }) { application in
                 let database = application.services.database
                 try await waitUntil("the revocation left the queue") { try await Self.queued(database).isEmpty }
             }
@@ -252,11 +258,14 @@ struct AppleTokenRevocationTests {
             await fixture.herald.application.shutdown()
             apple.releaseTokenRequests()
 
-            // Cut short by the shutdown, not failed: no attempt counted, the code is there for the next start.
+            // The code is there for the next start. Cut short by the shutdown it counts no attempt;
+            // only a machine so slow that Apple's 5 s connect timeout came first (a loaded
+            // sanitizer run) shows the one failed attempt instead.
             let database = try await HeraldApplication.openDatabase(configuration: configuration, now: { Date() })
             let exchanges = try await Self.exchanges(database)
             await database.close()
-            #expect(exchanges.count == 1 && exchanges.first?.attempts == 0)
+            #expect(exchanges.count == 1)
+            #expect((exchanges.first?.attempts ?? 2) <= 1)
         }
     }
 }
