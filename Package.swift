@@ -28,7 +28,9 @@ let package = Package(
         // What every identity-token login shares (IdentityToken/: limits, replay, accounts, branch A / B) and the
         // token endpoint's code exchange (CodeExchange/).
         .target(name: "Login", dependencies: ["Storage", "Realms", "TokenIssuer", "Grants"]),
-        .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "Grants", "Login"]),
+        // Fetching and caching a provider's JWKS (Apple's, Google's): client, cache, Cache-Control, metrics.
+        .target(name: "ProviderKeys", dependencies: ["JOSE"]),
+        .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "Grants", "Login", "ProviderKeys"]),
         .target(name: "HeraldServer", dependencies: [
             "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "Login", "HeraldApple",
         ]),
