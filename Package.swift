@@ -50,7 +50,7 @@ let package = Package(
         .testTarget(name: "GrantsTests", dependencies: ["Grants", "HeraldTestSupport", "Realms", "Storage"]),
         .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
         .testTarget(name: "HeraldGoogleTests", dependencies: [
-            "HeraldGoogle", "HeraldTestSupport", "JOSE", "Storage", "Login", "ProviderKeys",
+            "HeraldGoogle", "HeraldTestSupport", "JOSE", "Storage", "Login", "ProviderKeys", "Realms", "TokenIssuer", "Grants",
         ]),
         .testTarget(name: "LoginTests", dependencies: [
             "Login", "Realms", "HeraldTestSupport", "Storage", "TokenIssuer", "Grants", "JOSE",
