@@ -28,7 +28,11 @@ let package = Package(
         // What every identity-token login shares (IdentityToken/: limits, replay, accounts, branch A / B) and the
         // token endpoint's code exchange (CodeExchange/).
         .target(name: "Login", dependencies: ["Storage", "Realms", "TokenIssuer", "Grants"]),
-        .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "Grants", "Login"]),
+        // Fetching and caching a provider's JWKS (Apple's, Google's): client, cache, Cache-Control, metrics.
+        .target(name: "ProviderKeys", dependencies: ["JOSE"]),
+        .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "Grants", "Login", "ProviderKeys"]),
+        // Google sign-in: its verifier for the Login pipeline, over ProviderKeys' JWKS cache, and its replay store.
+        .target(name: "HeraldGoogle", dependencies: ["JOSE", "Storage", "Realms", "Login", "ProviderKeys"]),
         .target(name: "HeraldServer", dependencies: [
             "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "Login", "HeraldApple",
         ]),
@@ -45,6 +49,9 @@ let package = Package(
         .testTarget(name: "TokenIssuerTests", dependencies: ["TokenIssuer", "Realms", "Storage", "JOSE", "HeraldTestSupport"]),
         .testTarget(name: "GrantsTests", dependencies: ["Grants", "HeraldTestSupport", "Realms", "Storage"]),
         .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
+        .testTarget(name: "HeraldGoogleTests", dependencies: [
+            "HeraldGoogle", "HeraldTestSupport", "JOSE", "Storage", "Login", "ProviderKeys", "Realms", "TokenIssuer", "Grants",
+        ]),
         .testTarget(name: "LoginTests", dependencies: [
             "Login", "Realms", "HeraldTestSupport", "Storage", "TokenIssuer", "Grants", "JOSE",
         ]),

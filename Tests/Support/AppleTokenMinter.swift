@@ -69,7 +69,10 @@ public struct AppleTokenMinter: Sendable {
     }
 
     /// Serializes and signs a spec. Built by hand (not CompactJWS.sign) so broken headers are possible.
-    public func mint(_ spec: AppleTokenSpec) -> String {
+    public func mint(_ spec: AppleTokenSpec) -> String { Self.serialize(spec) }
+
+    /// Serializes and signs any spec (Google's minter uses it too).
+    public static func serialize(_ spec: AppleTokenSpec) -> String {
         var header: [String: JSONValue] = ["alg": .string(spec.alg)]
         if let kid = spec.kid { header["kid"] = .string(kid) }
         for (name, value) in spec.extraHeader { header[name] = value }

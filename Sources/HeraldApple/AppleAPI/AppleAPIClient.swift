@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Grants
 import JOSE
+import ProviderKeys
 
 /// Calls Apple's `/auth/token` (authorization-code exchange) and `/auth/revoke` under a base
 /// URL (`HERALD_APPLE_BASE_URL`; tests point it at a fake on loopback). Each call has connect

@@ -191,7 +191,9 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
             throw LoginError(.providerUnavailable, providerReason: "\(Verifier.provider)_unavailable",
                              retryAfterSeconds: retryAfter)
         }
-        verified.name = request.fullName
+        // The name the request brings (Apple's first authorization) wins; a provider whose token
+        // names the person (Google) keeps its own when the request has none.
+        if !request.fullName.isEmpty { verified.name = request.fullName }
         return VerifiedLogin(client: client, identity: verified, audience: audience, replay: replay)
     }
 

@@ -2,7 +2,8 @@ import Realms
 
 /// What verifying one identity token established.
 public enum IdentityVerification: Sendable {
-    /// Who signed in (`name` empty: the name comes with the request), the audience of the token
+    /// Who signed in (`name` from the token when the provider has one, else empty: a name the
+    /// request brings wins), the audience of the token
     /// that matched the realm's configuration (the app the provider issued it to), and the claim
     /// that makes the token single-use, when the token has one. The login hands the audience
     /// on in its result, so no door reads the token again.

@@ -1,7 +1,7 @@
 import JOSE
 
 /// How one JWKS fetch ended; raw values are the `outcome` label of the fetch metric.
-public enum AppleJWKSFetchOutcome: String, Sendable, Hashable, CaseIterable {
+public enum JWKSFetchOutcome: String, Sendable, Hashable, CaseIterable {
     /// A JSON key set with at least one usable key.
     case success
     /// A non-2xx status.
@@ -17,15 +17,15 @@ public enum AppleJWKSFetchOutcome: String, Sendable, Hashable, CaseIterable {
 }
 
 /// What a fetcher returns.
-public enum AppleJWKSFetchResult: Sendable {
+public enum JWKSFetchResult: Sendable {
     /// The parsed key set and the response's `Cache-Control: max-age`, if any.
     case success(JWKSet, cacheControl: String?)
     /// Why no key set was obtained (never `.success`).
-    case failure(AppleJWKSFetchOutcome)
+    case failure(JWKSFetchOutcome)
 }
 
-/// Fetches Apple's key set; ``AppleJWKSClient`` over HTTP, or a test double.
-public protocol AppleJWKSFetching: Sendable {
+/// Fetches a provider's key set; ``JWKSClient`` over HTTP, or a test double.
+public protocol JWKSFetching: Sendable {
     /// One fetch; must not block a thread while waiting for the network.
-    func fetchKeySet() async -> AppleJWKSFetchResult
+    func fetchKeySet() async -> JWKSFetchResult
 }

@@ -4,18 +4,18 @@ import FoundationNetworking
 #endif
 import Synchronization
 
-/// One capped, timed download from Apple: the `URLSession` delegate of a single JWKS fetch or
-/// token/revoke call (`AppleAPIClient`).
+/// One capped, timed download from a provider: the `URLSession` delegate of a single JWKS fetch
+/// or an Apple token/revoke call (`AppleAPIClient`, hence `package`).
 ///
 /// Finishes exactly once, whichever comes first: completion, a non-2xx status, the cap, the
 /// connect timer (no response headers yet) or the total timer.
-final class JWKSDownload: NSObject, URLSessionDataDelegate, Sendable {
-    enum Result: Sendable {
+package final class JWKSDownload: NSObject, URLSessionDataDelegate, Sendable {
+    package enum Result: Sendable {
         case body([UInt8], cacheControl: String?)
         /// A 4xx whose body was read (only with `readsRefusals`): the server refused the request
         /// itself, which is not an outage.
         case refused(status: Int, body: [UInt8])
-        case failure(AppleJWKSFetchOutcome)
+        case failure(JWKSFetchOutcome)
     }
 
     private struct State {
@@ -35,14 +35,14 @@ final class JWKSDownload: NSObject, URLSessionDataDelegate, Sendable {
     private let readsRefusals: Bool
     private let state = Mutex(State())
 
-    init(maximumBytes: Int, readsRefusals: Bool = false) {
+    package init(maximumBytes: Int, readsRefusals: Bool = false) {
         self.maximumBytes = maximumBytes
         self.readsRefusals = readsRefusals
     }
 
     /// Starts `task` and suspends until the download finishes one way or another. Cancelling the
     /// caller ends it as a network error, so shutting down never waits out a slow upstream.
-    func run(task: URLSessionDataTask, connectTimeout: TimeInterval, totalTimeout: TimeInterval) async -> Result {
+    package func run(task: URLSessionDataTask, connectTimeout: TimeInterval, totalTimeout: TimeInterval) async -> Result {
         await withTaskCancellationHandler {
             await download(task: task, connectTimeout: connectTimeout, totalTimeout: totalTimeout)
         } onCancel: {
@@ -86,7 +86,7 @@ final class JWKSDownload: NSObject, URLSessionDataDelegate, Sendable {
         continuation.resume(returning: result)
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+    package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         state.withLock { $0.receivedResponse = true }
         guard let http = response as? HTTPURLResponse, (200..<300).contains(http.statusCode) else {
@@ -112,15 +112,15 @@ final class JWKSDownload: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(.allow)
     }
 
-    /// Redirects are refused: Apple's key set lives at one URL, and following a `Location`
+    /// Redirects are refused: a provider's key set lives at one URL, and following a `Location`
     /// would let whoever answers there point Herald at any origin (an internal address, or keys
     /// of their own over plain http). The 3xx itself then arrives as a non-2xx `httpError`.
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+    package func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
         completionHandler(nil)
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let overflow = state.withLock { state -> Bool in
             guard !state.finished else { return false }
             if state.body.count + data.count > maximumBytes { return true }
@@ -130,7 +130,7 @@ final class JWKSDownload: NSObject, URLSessionDataDelegate, Sendable {
         if overflow { finish(.failure(.tooLarge)) }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let error else {
             let (body, cacheControl, refusal) = state.withLock { ($0.body, $0.cacheControl, $0.refusalStatus) }
             finish(refusal.map { .refused(status: $0, body: body) } ?? .body(body, cacheControl: cacheControl))

@@ -1,10 +1,10 @@
 import Foundation
 
 /// Reads the freshness lifetime from a `Cache-Control` response header.
-enum CacheControlMaxAge {
+package enum CacheControlMaxAge {
     /// `max-age` in seconds; 0 for `no-cache`/`no-store` (the caller's floor then applies);
     /// nil when the header says nothing about freshness.
-    static func seconds(from header: String?) -> Int? {
+    package static func seconds(from header: String?) -> Int? {
         guard let header else { return nil }
         var result: Int?
         for directive in header.split(separator: ",") {

@@ -1,7 +1,7 @@
 import JOSE
 
 /// A fixed key set, for offline diagnosis (`--jwks FILE`) and tests; never fetches.
-public struct AppleStaticKeySet: AppleSigningKeySource {
+public struct StaticKeySet: SigningKeySource {
     /// The keys by kid.
     public let keySet: JWKSet
 
@@ -16,7 +16,7 @@ public struct AppleStaticKeySet: AppleSigningKeySource {
     }
 
     /// Looks the kid up; a fixed set is always authoritative, so a miss is `unknown`.
-    public func signingKey(for keyID: String) async -> AppleSigningKeyLookup {
+    public func signingKey(for keyID: String) async -> SigningKeyLookup {
         if let key = keySet.keys[keyID] { return .found(key) }
         return .unknown
     }

@@ -4,23 +4,23 @@ import FoundationNetworking
 #endif
 import JOSE
 
-/// Fetches Apple's JWKS over HTTP(S) with connect and total timeouts and a response cap.
+/// Fetches a provider's JWKS over HTTP(S) with connect and total timeouts and a response cap.
 ///
 /// Each fetch uses its own ephemeral `URLSession` whose delegate streams the body and cancels
 /// the task as soon as the cap is crossed; the caller suspends on a continuation, so a hanging
 /// upstream holds no thread. Fetches are rare (the cache allows one per 30 s), so a session
 /// per fetch costs nothing that matters and keeps every fetch's state separate.
-public final class AppleJWKSClient: AppleJWKSFetching {
+public final class JWKSClient: JWKSFetching {
     /// The URL, timeouts and cap in use.
-    public let configuration: AppleJWKSClientConfiguration
+    public let configuration: JWKSClientConfiguration
 
     /// Creates a client.
-    public init(configuration: AppleJWKSClientConfiguration = AppleJWKSClientConfiguration()) {
+    public init(configuration: JWKSClientConfiguration) {
         self.configuration = configuration
     }
 
     /// Fetches and parses the key set once.
-    public func fetchKeySet() async -> AppleJWKSFetchResult {
+    public func fetchKeySet() async -> JWKSFetchResult {
         let download = JWKSDownload(maximumBytes: configuration.maximumResponseBytes)
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.timeoutIntervalForRequest = configuration.totalTimeout

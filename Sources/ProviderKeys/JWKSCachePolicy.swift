@@ -1,7 +1,7 @@
 import Foundation
 
-/// The timing rules of ``AppleJWKSCache``.
-public struct AppleJWKSCachePolicy: Sendable {
+/// The timing rules of ``JWKSCache``.
+public struct JWKSCachePolicy: Sendable {
     /// Freshness when the response has no `Cache-Control: max-age`.
     public var defaultMaxAge: TimeInterval = 24 * 3600
     /// Lower bound on freshness, whatever the response says (also for `no-cache`/`no-store`).

@@ -1,12 +1,12 @@
 import Foundation
 import JOSE
 
-/// Apple's signing keys, cached per JWKS URL (one cache per fetcher).
+/// An identity provider's signing keys (Apple's, Google's), cached per JWKS URL (one cache per fetcher).
 ///
 /// - Fresh keys answer at once. `Cache-Control: max-age` sets freshness (default 24 h, floor 5 min).
 /// - An unknown kid or expired keys trigger a refresh; at most one fetch starts per 30 s and
-///   concurrent callers join the one in flight, so a flood of made-up kids costs Apple one
-///   request per 30 s.
+///   concurrent callers join the one in flight, so a flood of made-up kids costs the provider
+///   one request per 30 s.
 /// - Stale-if-error: when refreshing fails, expired keys keep verifying for up to 7 days past
 ///   their freshness. Only when no cached key can decide is the answer `unavailable`.
 /// - Waiting for a fetch suspends the caller; the actor stays free for lookups of cached kids,
@@ -15,11 +15,11 @@ import JOSE
 ///   total timeout — before falling back to the stale keys.)
 /// - The first fetch counts toward the 30 s interval: a kid first seen within 30 s of any
 ///   fetch is `unknown` (or `unavailable`, if that fetch failed) without another request.
-public actor AppleJWKSCache: AppleSigningKeySource {
-    private let fetcher: any AppleJWKSFetching
-    private let policy: AppleJWKSCachePolicy
+public actor JWKSCache: SigningKeySource {
+    private let fetcher: any JWKSFetching
+    private let policy: JWKSCachePolicy
     private let now: @Sendable () -> Date
-    private let counters = AppleJWKSCounters()
+    private let counters = JWKSCounters()
 
     private var keys: [String: PublicKey] = [:]
     /// Until when the keys are fresh; nil before the first successful fetch.
@@ -29,10 +29,10 @@ public actor AppleJWKSCache: AppleSigningKeySource {
     private var lastAttemptFailed = false
     private var inFlight: Task<Void, Never>?
     /// Callers currently suspended on the fetch in flight (observed by tests).
-    private(set) var fetchWaiters = 0
+    package private(set) var fetchWaiters = 0
 
     /// Creates a cache over any fetcher.
-    public init(fetcher: any AppleJWKSFetching, policy: AppleJWKSCachePolicy = AppleJWKSCachePolicy(),
+    public init(fetcher: any JWKSFetching, policy: JWKSCachePolicy = JWKSCachePolicy(),
                 now: @escaping @Sendable () -> Date) {
         self.fetcher = fetcher
         self.policy = policy
@@ -40,14 +40,14 @@ public actor AppleJWKSCache: AppleSigningKeySource {
     }
 
     /// Creates a cache fetching `configuration.url` over HTTP.
-    public init(configuration: AppleJWKSClientConfiguration = AppleJWKSClientConfiguration(),
-                policy: AppleJWKSCachePolicy = AppleJWKSCachePolicy(),
+    public init(configuration: JWKSClientConfiguration,
+                policy: JWKSCachePolicy = JWKSCachePolicy(),
                 now: @escaping @Sendable () -> Date) {
-        self.init(fetcher: AppleJWKSClient(configuration: configuration), policy: policy, now: now)
+        self.init(fetcher: JWKSClient(configuration: configuration), policy: policy, now: now)
     }
 
     /// Resolves a kid, refreshing when the keys are expired or the kid is unknown (rate-limited).
-    public func signingKey(for keyID: String) async -> AppleSigningKeyLookup {
+    public func signingKey(for keyID: String) async -> SigningKeyLookup {
         if isFresh(at: now()), let key = keys[keyID] { return .found(key) }
         await refreshIfAllowed()
         let current = now()
@@ -57,7 +57,7 @@ public actor AppleJWKSCache: AppleSigningKeySource {
     }
 
     /// Fetch counters; readable without awaiting the actor.
-    public nonisolated var metrics: AppleJWKSMetrics { counters.snapshot() }
+    public nonisolated var metrics: JWKSMetrics { counters.snapshot() }
 
     private func refreshIfAllowed() async {
         if inFlight == nil {
@@ -75,7 +75,7 @@ public actor AppleJWKSCache: AppleSigningKeySource {
         fetchWaiters -= 1
     }
 
-    private func apply(_ result: AppleJWKSFetchResult) {
+    private func apply(_ result: JWKSFetchResult) {
         inFlight = nil
         switch result {
         case .success(let keySet, let cacheControl):

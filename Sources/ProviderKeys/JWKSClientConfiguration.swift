@@ -1,11 +1,9 @@
 import Foundation
 
-/// Where and how ``AppleJWKSClient`` fetches Apple's key set.
-public struct AppleJWKSClientConfiguration: Sendable {
-    /// Apple's published key set.
-    public static let defaultURL = URL(string: "https://appleid.apple.com/auth/keys")!
-
-    /// The JWKS URL (`HERALD_APPLE_JWKS_URL`; tests serve their own on loopback).
+/// Where and how ``JWKSClient`` fetches a provider's key set. Each provider module gives its
+/// own default URL (Apple's `AppleJWKSClientConfiguration.defaultURL`, `GoogleJWKS.defaultURL`).
+public struct JWKSClientConfiguration: Sendable {
+    /// The JWKS URL (`HERALD_APPLE_JWKS_URL`, `HERALD_GOOGLE_JWKS_URL`; tests serve their own on loopback).
     public var url: URL
     /// Seconds allowed to connect and receive the response headers.
     public var connectTimeout: TimeInterval = 2
@@ -15,7 +13,7 @@ public struct AppleJWKSClientConfiguration: Sendable {
     public var maximumResponseBytes = 65_536
 
     /// A configuration for `url` with the default timeouts and cap.
-    public init(url: URL = AppleJWKSClientConfiguration.defaultURL) {
+    public init(url: URL) {
         self.url = url
     }
 }
