@@ -5,6 +5,7 @@ import { api, session, whenUnauthorized } from "./api.js";
 import { h, field, form, showError, notify } from "./ui.js";
 import * as realms from "./realms.js";
 import * as apple from "./apple.js";
+import * as google from "./google.js";
 import * as clients from "./clients.js";
 import * as accounts from "./accounts.js";
 import * as keys from "./keys.js";
@@ -15,6 +16,7 @@ const routes = [
   [/^#\/realms$/, realms.list],
   [/^#\/realms\/([^/]+)$/, realms.settings],
   [/^#\/realms\/([^/]+)\/apple$/, apple.page],
+  [/^#\/realms\/([^/]+)\/google$/, google.page],
   [/^#\/realms\/([^/]+)\/clients$/, clients.list],
   [/^#\/realms\/([^/]+)\/clients\/([^/]+)$/, clients.detail],
   [/^#\/realms\/([^/]+)\/accounts$/, accounts.list],
@@ -33,8 +35,8 @@ function navigation(realm) {
   if (realm) {
     const base = `#/realms/${encodeURIComponent(realm)}`;
     items.push(h("span", { class: "realm-name" }, realm), link(base, "Settings"), link(`${base}/apple`, "Apple"),
-      link(`${base}/clients`, "Clients"), link(`${base}/accounts`, "Accounts"), link(`${base}/keys`, "Keys"),
-      link(`${base}/events`, "Events"), link(`#/audit?realm=${encodeURIComponent(realm)}`, "Audit"));
+      link(`${base}/google`, "Google"), link(`${base}/clients`, "Clients"), link(`${base}/accounts`, "Accounts"),
+      link(`${base}/keys`, "Keys"), link(`${base}/events`, "Events"), link(`#/audit?realm=${encodeURIComponent(realm)}`, "Audit"));
   } else {
     items.push(link("#/audit", "Audit"));
   }

@@ -1,7 +1,8 @@
 """The admin console (/console/) in a real browser against the real binary: sign in, create
-a realm, configure Apple (a Bundle ID and a .p8 upload), add a confidential client and read
-its secret exactly once, an account created by a native login and then disabled, each
-change in the audit page with its reason, errors on their fields, and sign-out."""
+a realm, configure Apple (a Bundle ID and a .p8 upload) and Google (client ids, a hosted
+domain), add a confidential client and read its secret exactly once, an account created by a
+native login and then disabled, each change in the audit page with its reason, errors on
+their fields, and sign-out."""
 import os
 import secrets
 
@@ -15,6 +16,8 @@ import console_driver
 
 REALM = "console-test"
 BUNDLE_ID = "com.example.console.ios"
+GOOGLE_WEB = "123456789012-consoleweb.apps.googleusercontent.com"
+GOOGLE_IOS = "123456789012-consoleios.apps.googleusercontent.com"
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +96,23 @@ def test_console_manages_a_realm_end_to_end(console, herald, tmp_path):
     assert "privateKey" not in provider
     assert console.find("#apple-provider [name=privateKey]").get_attribute("value") == ""
 
+    # Google: client ids (typed confirmation); a bad hosted domain is shown on its field and
+    # changes nothing; then a good one is saved.
+    console.go(f"/realms/{REALM}/google")
+    console.type("#google-provider [name=clientIds]", f"{GOOGLE_WEB}\n{GOOGLE_IOS}")
+    console.type("#google-provider [name=hostedDomain]", "Example.COM")
+    console.find("#save-google").click()
+    console.answer("a wrong hosted domain on purpose", confirm=REALM)
+    assert "hostedDomain" in console.field_error("#google-provider", "hostedDomain")
+    assert herald.admin("GET", f"/realms/{REALM}/providers/google").status_code == 404
+    console.type("#google-provider [name=hostedDomain]", "example.com")
+    console.find("#save-google").click()
+    console.answer("configure Sign in with Google", confirm=REALM)
+    console.wait(lambda _: herald.admin("GET", f"/realms/{REALM}/providers/google").status_code == 200)
+    google = herald.admin("GET", f"/realms/{REALM}/providers/google").json()
+    assert google["clientIds"] == [GOOGLE_WEB, GOOGLE_IOS] and google["hostedDomain"] == "example.com"
+    assert google["enabled"] is True
+
     # A confidential client: its secret is shown once and works.
     console.go(f"/realms/{REALM}/clients")
     console.type("#create-client [name=clientId]", "backend")
@@ -148,9 +168,10 @@ def test_console_manages_a_realm_end_to_end(console, herald, tmp_path):
     console.wait(lambda _: "disable for the console test" in console.text("#audit-table"))
     audit = console.text("#audit-table")
     for reason in ["set up the console test realm", "shorter access tokens", "configure Sign in with Apple",
-                   "the backend's client", "the iOS app", "disable for the console test"]:
+                   "configure Sign in with Google", "the backend's client", "the iOS app", "disable for the console test"]:
         assert reason in audit, reason
     assert "too short on purpose" not in audit  # refused, so not a change
+    assert "a wrong hosted domain on purpose" not in audit
     updates = [row for row in driver.find_elements(By.CSS_SELECTOR, "#audit-table > tbody > tr")
                if row.find_elements(By.TAG_NAME, "td")[2].text == "realm.update"]
     assert len(updates) == 1

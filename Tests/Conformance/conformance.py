@@ -1,9 +1,9 @@
 """OpenAPI conformance: schemathesis against the document a throwaway `herald serve` serves.
 
 Starts a fake Apple (Tests/Interop/fakeapple.py) and herald on free loopback ports with a
-temporary SQLite database and a random admin token, seeds a realm, its Apple provider, a
-confidential client, a first-party client and one account with a live session (through a
-real native login), then runs schemathesis in three passes over the operations:
+temporary SQLite database and a random admin token, seeds a realm, its Apple and Google
+providers, a confidential client, a first-party client and one account with a live session
+(through a real native login), then runs schemathesis in three passes over the operations:
 
 1. everything that leaves the seed as it is (public, OAuth, session reads, admin reads);
 2. admin changes and logout, which alter the seed but leave it in place;
@@ -39,11 +39,11 @@ APPLE_AUDIENCE = "com.example.conformance.ios"
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
 
 # Pass 2: operations that change the seed but keep it usable.
-CHANGES = ["createRealm", "updateRealm", "putAppleProvider", "createClient", "updateClient", "rotateClientSecret",
-           "updateAccount", "rotateSigningKey", "logout", "createAdminToken"]
+CHANGES = ["createRealm", "updateRealm", "putAppleProvider", "putGoogleProvider", "createClient", "updateClient",
+           "rotateClientSecret", "updateAccount", "rotateSigningKey", "logout", "createAdminToken"]
 # Pass 3: operations that remove seed data.
-DELETES = ["deleteAccount", "revokeAccountSessions", "deleteClient", "deleteAppleProvider", "deleteRealm",
-           "deleteAdminToken"]
+DELETES = ["deleteAccount", "revokeAccountSessions", "deleteClient", "deleteAppleProvider", "deleteGoogleProvider",
+           "deleteRealm", "deleteAdminToken"]
 
 
 def free_port():
@@ -114,6 +114,8 @@ def seed(herald, apple):
         "rateLimit": {"failuresPerWindow": 100000, "windowSeconds": 1}})
     herald.admin("PUT", f"/api/admin/realms/{REALM}/providers/apple",
                  {"enabled": True, "clientId": "com.example.conformance.web", "audiences": [APPLE_AUDIENCE]})
+    herald.admin("PUT", f"/api/admin/realms/{REALM}/providers/google",
+                 {"clientIds": ["123456789012-conformance.apps.googleusercontent.com"], "hostedDomain": None})
     web = herald.admin("POST", f"/api/admin/realms/{REALM}/clients", {
         "clientId": "web", "name": "web", "confidential": True, "redirectUris": ["https://web.example/callback"]})
     herald.admin("POST", f"/api/admin/realms/{REALM}/clients", {"clientId": "ios", "name": "ios", "firstParty": True})

@@ -5,11 +5,11 @@ import Testing
 @testable import Realms
 
 /// Nodes remember a realm's login settings and trust them only while its settings version is
-/// the one they read (`RealmSettingsVersion`): every change to the realm, its Apple provider or
+/// the one they read (`RealmSettingsVersion`): every change to the realm, its providers or
 /// its clients must renew it, and a realm created again must not get an old one back.
 @Suite("Realm settings version")
 struct RealmSettingsVersionTests {
-    @Test("every change to a realm, its provider or its clients renews the version", arguments: Backend.allCases)
+    @Test("every change to a realm, its providers or its clients renews the version", arguments: Backend.allCases)
     func everyChangeRenewsIt(backend: Backend) async throws {
         try await TestDatabase.with(backend) { test throws in
             _ = try await test.realms.create(id: "acme", context: admin)
@@ -28,6 +28,16 @@ struct RealmSettingsVersionTests {
             try await expectRenewed("provider put")
             try await providers.delete(realmID: "acme", context: admin)
             try await expectRenewed("provider delete")
+            let google = test.googleProviders
+            _ = try await google.put(realmID: "acme", settings: GoogleProviderSettings(clientIds: ["1-web.apps.googleusercontent.com"]),
+                                     context: admin)
+            try await expectRenewed("Google provider put")
+            _ = try await google.put(realmID: "acme", settings: GoogleProviderSettings(clientIds: ["1-web.apps.googleusercontent.com"],
+                                                                                       hostedDomain: "acme.example"),
+                                     context: admin)
+            try await expectRenewed("Google provider replace")
+            try await google.delete(realmID: "acme", context: admin)
+            try await expectRenewed("Google provider delete")
             _ = try await test.clients.create(realmID: "acme", clientID: "backend",
                                               changes: ClientAppChanges(name: "Backend", confidential: true,
                                                                         redirectUris: ["https://b.example.com/cb"]),

@@ -23,6 +23,8 @@ final class TestDatabase: Sendable {
     var adminTokens: AdminTokenStore { AdminTokenStore(database: database, now: clock.closure) }
     var audit: AuditLog { AuditLog(database: database) }
 
+    var googleProviders: GoogleProviderStore { GoogleProviderStore(database: database, now: clock.closure) }
+
     func appleProviders(masterKey: MasterKey) -> AppleProviderStore {
         AppleProviderStore(database: database, masterKey: masterKey, now: clock.closure)
     }

@@ -9,6 +9,7 @@ import TokenIssuer
 struct AdminStores: Sendable {
     let realms: RealmStore
     let appleProviders: AppleProviderStore
+    let googleProviders: GoogleProviderStore
     let clients: ClientAppStore
     let accounts: AccountStore
     let adminTokens: AdminTokenStore
@@ -26,6 +27,7 @@ struct AdminStores: Sendable {
     init(_ services: HeraldServices) {
         realms = services.realms
         appleProviders = services.appleProviders
+        googleProviders = services.googleProviders
         clients = services.clients
         accounts = services.accounts
         adminTokens = services.adminTokens
@@ -40,7 +42,7 @@ struct AdminStores: Sendable {
     }
 }
 
-/// `/api/admin/*`: realms, the Apple provider, clients, accounts, the audit log, security events
+/// `/api/admin/*`: realms, the Apple and Google providers, clients, accounts, the audit log, security events
 /// and admin tokens. Every route authenticates the admin token first (401 before any lookup),
 /// then `AdminAccessPolicy` applies the token's scope and role to what the route declares
 /// (404 / 403, audited), and domain errors become the error envelope (400 naming fields, 404, 409).
@@ -53,6 +55,7 @@ struct AdminRoutes: RouteGroup {
     /// Every admin route, in registration order.
     static func routes(_ stores: AdminStores) -> [AdminRoute] {
         RealmAdminHandlers(stores: stores).routes + AppleProviderAdminHandlers(stores: stores).routes
+            + GoogleProviderAdminHandlers(stores: stores).routes
             + ClientAdminHandlers(stores: stores).routes + AccountAdminHandlers(stores: stores).routes
             + AuditAdminHandlers(stores: stores).routes + KeyAdminHandlers(stores: stores).routes
             + SessionAdminHandlers(stores: stores).routes + SecurityEventAdminHandlers(stores: stores).routes

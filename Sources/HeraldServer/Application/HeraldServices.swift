@@ -22,6 +22,8 @@ public struct HeraldServices: Sendable {
     /// Realms, read by every public route (a disabled realm answers 404).
     public let realms: RealmStore
     public let appleProviders: AppleProviderStore
+    /// Each realm's Google provider (its accepted client ids); the admin API writes it.
+    public let googleProviders: GoogleProviderStore
     public let clients: ClientAppStore
     public let accounts: AccountStore
     public let adminTokens: AdminTokenStore
@@ -86,6 +88,7 @@ public struct HeraldServices: Sendable {
         self.events = events
         realms = RealmStore(database: database, now: now)
         appleProviders = AppleProviderStore(database: database, masterKey: masterKey, now: now)
+        googleProviders = GoogleProviderStore(database: database, now: now)
         clients = ClientAppStore(database: database, sessionRevoker: sessionRevoker, now: now)
         adminTokens = AdminTokenStore(database: database, now: now)
         audit = AuditLog(database: database)

@@ -49,6 +49,8 @@ tags:
     description: Tenants and their policies.
   - name: Apple provider
     description: A realm's Sign in with Apple configuration.
+  - name: Google provider
+    description: A realm's Sign in with Google configuration.
   - name: Clients
     description: Applications that obtain tokens from a realm.
   - name: Accounts
@@ -1544,6 +1546,111 @@ paths:
       tags: [Apple provider]
       operationId: deleteAppleProvider
       summary: Remove the Apple provider
+      security:
+        - adminToken: []
+      parameters:
+        - $ref: "#/components/parameters/ChangeReason"
+      responses:
+        "204":
+          description: Removed.
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+  /api/admin/realms/{realmId}/providers/google:
+    parameters:
+      - $ref: "#/components/parameters/RealmId"
+    get:
+      tags: [Google provider]
+      operationId: getGoogleProvider
+      summary: Read the Google provider
+      security:
+        - adminToken: []
+      responses:
+        "200":
+          description: The provider.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/GoogleProvider"
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+    put:
+      tags: [Google provider]
+      operationId: putGoogleProvider
+      summary: Configure the Google provider
+      description: |
+        Creates or replaces the realm's Google provider: the OAuth client ids (web, Android, iOS)
+        whose Google ID tokens the realm accepts, and optionally the Google Workspace domain
+        accounts must belong to. Fields left out take their defaults. Every change renews the
+        realm's login settings, so every node sees it on the next login.
+      security:
+        - adminToken: []
+      parameters:
+        - $ref: "#/components/parameters/ChangeReason"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: "#/components/schemas/GoogleProviderPut"
+            example:
+              enabled: true
+              clientIds: [123456789012-abcdefghijklmnopqrstuvwxyz012345.apps.googleusercontent.com]
+              hostedDomain: null
+      responses:
+        "200":
+          description: The provider as stored.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/GoogleProvider"
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+    delete:
+      tags: [Google provider]
+      operationId: deleteGoogleProvider
+      summary: Remove the Google provider
       security:
         - adminToken: []
       parameters:
@@ -3280,6 +3387,62 @@ components:
             type: string
             maxLength: 2048
           default: []
+    GoogleProvider:
+      type: object
+      required: [realmId, enabled, clientIds, hostedDomain, createdAt, updatedAt]
+      properties:
+        realmId:
+          type: string
+        enabled:
+          type: boolean
+        clientIds:
+          type: array
+          description: OAuth client ids whose Google ID tokens are accepted (the token's `aud`; exact, case-sensitive).
+          items:
+            type: string
+        hostedDomain:
+          type: [string, "null"]
+          description: The Google Workspace domain accounts must belong to (the token's `hd`); null for any account.
+        createdAt:
+          type: integer
+          format: int64
+        updatedAt:
+          type: integer
+          format: int64
+      example:
+        realmId: acme
+        enabled: true
+        clientIds: [123456789012-abcdefghijklmnopqrstuvwxyz012345.apps.googleusercontent.com]
+        hostedDomain: acme.example
+        createdAt: 1700000000
+        updatedAt: 1700000000
+    GoogleProviderPut:
+      type: object
+      required: [clientIds]
+      additionalProperties: false
+      properties:
+        enabled:
+          type: boolean
+          default: true
+        clientIds:
+          type: array
+          minItems: 1
+          maxItems: 20
+          uniqueItems: true
+          description: |
+            The web, Android and iOS OAuth client ids, typically
+            `<digits>-<chars>.apps.googleusercontent.com`; any printable ASCII without spaces.
+          items:
+            type: string
+            minLength: 1
+            maxLength: 255
+            pattern: "^[!-~]+$"
+        hostedDomain:
+          type: [string, "null"]
+          maxLength: 253
+          pattern: "^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"
+          description: A lower-case domain name (the Google Workspace domain); null or left out for any Google account.
+          default: null
     Client:
       type: object
       required: [realmId, clientId, name, firstParty, confidential, redirectUris, allowedScopes, enabled, ipBinding, accessTokenTTL, refreshTokenTTL, refreshIdleTTL, createdAt, updatedAt]

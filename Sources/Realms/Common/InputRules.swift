@@ -70,6 +70,30 @@ public enum InputRules {
         return ok ? nil : "must be 10 characters of A-Z and 0-9"
     }
 
+    /// Why a Google OAuth client id is refused. Web, Android and iOS ids all look like
+    /// `<digits>-<chars>.apps.googleusercontent.com`, but Google promises no grammar, so any
+    /// 1–255 bytes of printable ASCII without spaces are taken; matching is exact.
+    public static func googleClientIDProblem(_ text: String) -> String? {
+        let bytes = Array(text.utf8)
+        guard (1...255).contains(bytes.count) else { return "must be 1 to 255 characters" }
+        return bytes.allSatisfy({ (0x21...0x7E).contains($0) }) ? nil : "must be printable ASCII without spaces"
+    }
+
+    /// Why a DNS domain name (a Google Workspace hosted domain) is refused: lower-case labels of
+    /// `a-z 0-9 -` (1–63 bytes, no '-' at either end), at least two of them, at most 253 bytes.
+    /// Lower-case only, so it compares with Google's `hd` claim as stored, with no folding.
+    public static func domainNameProblem(_ text: String) -> String? {
+        guard (1...253).contains(text.utf8.count) else { return "must be 1 to 253 characters" }
+        if text.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) { return "must be lower-case" }
+        let labels = text.split(separator: ".", omittingEmptySubsequences: false)
+        let ok = labels.count >= 2 && labels.allSatisfy { label in
+            let bytes = Array(label.utf8)
+            return (1...63).contains(bytes.count) && bytes.first != UInt8(ascii: "-") && bytes.last != UInt8(ascii: "-")
+                && bytes.allSatisfy { isLowerAlnum($0) || $0 == UInt8(ascii: "-") }
+        }
+        return ok ? nil : "must be a domain name such as example.com"
+    }
+
     /// Why an OAuth scope token (RFC 6749 §3.3) is refused; at most 64 characters.
     public static func scopeProblem(_ text: String) -> String? {
         let bytes = Array(text.utf8)

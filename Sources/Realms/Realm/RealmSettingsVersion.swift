@@ -2,7 +2,7 @@ import JOSE
 import Storage
 
 /// A stamp of everything a login reads about a realm before it verifies a token: the realm's
-/// own row, its Apple provider and its client apps. Every change to those rows sets a new
+/// own row, its providers (Apple, Google) and its client apps. Every change to those rows sets a new
 /// random stamp on the realm in the same transaction, so a node that keeps those settings in
 /// memory (the login's `LoginContextCache`) learns inside its own write transaction, with one
 /// primary-key read, whether what it verified against is still what is stored — on every node

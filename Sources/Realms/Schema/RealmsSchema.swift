@@ -148,9 +148,23 @@ public enum RealmsSchema {
             "ALTER TABLE admin_tokens ADD COLUMN realm_scope TEXT",
         ]),
         // The stamp of a realm's login settings (`RealmSettingsVersion`), renewed by every change
-        // to the realm, its Apple provider or its clients.
+        // to the realm, its providers or its clients.
         Migration(module: "realms", version: 7, name: "realm settings version", statements: [
             "ALTER TABLE realms ADD COLUMN settings_version TEXT NOT NULL DEFAULT 'initial'",
+        ]),
+        // At most one Google provider per realm (issue #34): the accepted OAuth client ids (a JSON
+        // array, like Apple's audiences) and an optional Workspace domain. No secret.
+        Migration(module: "realms", version: 8, name: "google providers", statements: [
+            """
+            CREATE TABLE google_providers (
+                realm_id TEXT PRIMARY KEY REFERENCES realms(id) ON DELETE CASCADE,
+                enabled INTEGER NOT NULL,
+                client_ids TEXT NOT NULL,
+                hosted_domain TEXT,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            )
+            """,
         ]),
     ]
 }
