@@ -2,7 +2,7 @@
 # Builds the libFuzzer harnesses (fuzz/Harnesses/*FuzzTarget.swift) with swiftc.
 #
 # SwiftPM cannot build a libFuzzer binary without a Package.swift target, so the modules a
-# harness needs (JOSE, HTTPServer, Storage, HeraldApple) are compiled here straight from Sources/ as static
+# harness needs (JOSE, HTTPServer, Storage, ProviderKeys, HeraldApple) are compiled here straight from Sources/ as static
 # libraries instrumented with -sanitize=fuzzer,address; each harness is then linked against
 # them with libFuzzer's main. The fuzzer runtime (libclang_rt.fuzzer) ships with the Swift
 # toolchain, so no Debian package is needed.
@@ -14,7 +14,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${FUZZ_BUILD_DIR:-$ROOT/.build/fuzz}"
 SWIFTC="${SWIFTC:-$(command -v swiftc || echo /opt/swift/usr/bin/swiftc)}"
-FLAGS=(-parse-as-library -O -wmo -swift-version 6 -sanitize=fuzzer,address -g -use-ld=lld)
+# One package name for every module: ProviderKeys shares `package` declarations with its users.
+FLAGS=(-parse-as-library -O -wmo -swift-version 6 -sanitize=fuzzer,address -g -use-ld=lld -package-name herald)
 mkdir -p "$OUT"
 
 ALL_HARNESSES=(json jws jwks query request-body claims)
@@ -77,9 +78,11 @@ for harness in "${harnesses[@]}"; do
             # the harness read the bounds it checks accepted claims against.
             sql=(-I "$ROOT/Sources/CSQLite" -I "$ROOT/Sources/CPostgres" -Xcc -I/usr/include/postgresql)
             build_module Storage Sources/Storage "${sql[@]}"
-            MODULE_EXCLUDE='*/NativeLogin/* */WebFlow/* */AppleAPI/* */Notifications/*' MODULE_DEPENDS='JOSE Storage' build_module HeraldApple Sources/HeraldApple -enable-testing \
+            # Apple's key set is ProviderKeys' (shared with Google).
+            MODULE_DEPENDS='JOSE' build_module ProviderKeys Sources/ProviderKeys -I "$ROOT/Sources/COpenSSL"
+            MODULE_EXCLUDE='*/NativeLogin/* */WebFlow/* */AppleAPI/* */Notifications/*' MODULE_DEPENDS='JOSE Storage ProviderKeys' build_module HeraldApple Sources/HeraldApple -enable-testing \
                 -I "$ROOT/Sources/COpenSSL" "${sql[@]}"
-            link_harness claims ClaimsFuzzTarget.swift "${sql[@]}" -lJOSE -lStorage -lHeraldApple ;;
+            link_harness claims ClaimsFuzzTarget.swift "${sql[@]}" -lJOSE -lStorage -lProviderKeys -lHeraldApple ;;
         *) echo "fuzz: unknown harness $harness (known: ${ALL_HARNESSES[*]})" >&2; exit 2 ;;
     esac
 done
