@@ -7,9 +7,10 @@ import Storage
 
 /// Sign in with Apple in a browser or WebView (Android, HarmonyOS, mobile web), audience the
 /// Services ID: `start` sends the browser to Apple with a server-side `state` and a nonce
-/// Herald made; `complete` takes Apple's `form_post` (or query) answer, exchanges the code with
-/// a freshly signed client secret, and hands the ID token to the same login as native apps
-/// (verification, replay, account resolution, branch A or B) — one pipeline, two doors.
+/// Herald made, both bound to the browser that began; `complete` takes Apple's answer in that
+/// browser (credentials come by `form_post`, a query carries only Apple's errors), exchanges
+/// the code with a freshly signed client secret, and hands the ID token to the same login as
+/// native apps (verification, replay, account resolution, branch A or B) — one pipeline, two doors.
 public struct AppleWebLogin: Sendable {
     /// Why the flow could not start.
     public enum StartError: Error, Sendable, Equatable {
