@@ -39,8 +39,13 @@ struct SlowClientTests {
                 if round < Slowloris.observedRounds { await attack.roundCompleted[round].wait() }
             }
             #expect(attack.rounds >= Slowloris.observedRounds, "the slow clients kept dribbling during the normal requests")
+            // What proves the slow clients starve nothing is that every normal request was answered
+            // while they were still mid-header (a server that made it wait for them would answer
+            // only after `finish()`, past the 15 s read timeout). The latency bound only catches a
+            // gross slowdown, with room for sanitizer builds, which run the suite several times
+            // slower (5 s was missed by 58 ms in a full ThreadSanitizer run).
             let slowest = try #require(latencies.max())
-            #expect(slowest < .seconds(5), "slowest normal request took \(slowest)")
+            #expect(slowest < .seconds(10), "slowest normal request took \(slowest)")
 
             // Every slow client was still open on the server: finishing its headers gets it
             // an answer, so none was dropped or left unread.
