@@ -34,7 +34,8 @@ let package = Package(
         // Google sign-in: its verifier for the Login pipeline, over ProviderKeys' JWKS cache, and its replay store.
         .target(name: "HeraldGoogle", dependencies: ["JOSE", "Storage", "Realms", "Login", "ProviderKeys"]),
         .target(name: "HeraldServer", dependencies: [
-            "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "Login", "HeraldApple",
+            "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "Login", "HeraldApple", "HeraldGoogle",
+            "ProviderKeys",
         ]),
         .executableTarget(name: "herald", dependencies: ["HeraldServer", "HeraldApple", "Realms", "Storage"]),
 

@@ -1,3 +1,6 @@
+import Realms
+import Storage
+
 /// What a realm accepts from Google, as plain values: the verifier's `Configuration`. The
 /// realm's Google provider settings (stored by Realms) are mapped into it when read.
 public struct GoogleRealmRequirements: Sendable, Equatable {
@@ -11,5 +14,14 @@ public struct GoogleRealmRequirements: Sendable, Equatable {
     public init(clientIDs: Set<String>, hostedDomain: String? = nil) {
         self.clientIDs = clientIDs
         self.hostedDomain = hostedDomain
+    }
+}
+
+extension GoogleRealmRequirements {
+    /// The realm's stored Google provider as requirements (the server's `RequirementsReader`):
+    /// nil when the realm has none or it is disabled, so the login answers `provider_not_configured`.
+    public static func stored(_ db: any SQLExecutor, realm: Realm) throws -> GoogleRealmRequirements? {
+        guard let config = try GoogleProviderStore.load(db, realmID: realm.id), config.enabled else { return nil }
+        return GoogleRealmRequirements(clientIDs: Set(config.clientIds), hostedDomain: config.hostedDomain)
     }
 }

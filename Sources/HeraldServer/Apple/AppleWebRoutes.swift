@@ -168,7 +168,7 @@ struct AppleWebRoutes: RouteGroup {
         case .loginFailed(let error, let returnTo):
             context.recorder.record(.failure(error), realmID: realmID, clientID: "", requestID: request.requestID,
                                     started: started)
-            let envelope = APIError(error)
+            let envelope = APIError(error, provider: .apple)
             var result: [String: JSONValue] = ["status": "error", "code": .string(envelope.code),
                                                "message": .string(envelope.message)]
             if let details = envelope.details { result["details"] = .object(details) }

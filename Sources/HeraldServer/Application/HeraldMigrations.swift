@@ -1,5 +1,6 @@
 import Grants
 import HeraldApple
+import HeraldGoogle
 import Login
 import Realms
 import Storage
@@ -10,7 +11,7 @@ import TokenIssuer
 enum HeraldMigrations {
     static var all: [Migration] {
         RealmsSchema.migrations + TokenIssuerSchema.migrations + AppleReplayStore.migrations
-            + LoginAttemptLimiter.migrations
+            + GoogleReplayStore.migrations            + LoginAttemptLimiter.migrations
             + GrantsSchema.migrations + RequestRateLimiter.migrations + AppleNotificationProcessor.migrations
             + AppleTokenVault.migrations + AppleWebStates.migrations
     }

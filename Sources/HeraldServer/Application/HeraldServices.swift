@@ -1,8 +1,10 @@
 import Foundation
 import Grants
 import HeraldApple
+import HeraldGoogle
 import JOSE
 import Login
+import ProviderKeys
 import Realms
 import Storage
 import TokenIssuer
@@ -44,6 +46,9 @@ public struct HeraldServices: Sendable {
     /// The login with Apple's identity tokens, for native apps and the web callback (one
     /// instance: its JWKS cache is shared by every request).
     public let nativeLogin: IdentityTokenLogin<AppleIdentityVerifier>
+    /// The login with Google's ID tokens, for native apps and Google's web button (the same
+    /// pipeline as Apple's, with Google's verifier and its own JWKS cache).
+    public let googleLogin: IdentityTokenLogin<GoogleIdentityVerifier>
     /// The token endpoint's `authorization_code` grant.
     public let codeExchange: AuthorizationCodeExchange
     /// Apple's server-to-server notifications (verified with native login's JWKS cache).
@@ -82,7 +87,11 @@ public struct HeraldServices: Sendable {
         accessTokens = AccessTokenVerifier(database: database, signer: signer, now: now)
         let jwksURL = URL(string: configuration.appleJWKSURL) ?? AppleJWKSClientConfiguration.defaultURL
         let jwks = AppleJWKSCache(configuration: AppleJWKSClientConfiguration(url: jwksURL), now: now)
-        let metrics = HeraldMetrics(collectors: [{ jwks.metrics.prometheusText }])
+        let googleURL = URL(string: configuration.googleJWKSURL) ?? GoogleJWKS.defaultURL
+        let googleJWKS = JWKSCache(configuration: GoogleJWKS.configuration(url: googleURL), now: now)
+        let metrics = HeraldMetrics(collectors: [
+            { jwks.metrics.prometheusText(provider: "apple") }, { googleJWKS.metrics.prometheusText(provider: "google") },
+        ])
         self.metrics = metrics
         let events = SecurityEventLog(database: database)
         self.events = events
@@ -101,6 +110,12 @@ public struct HeraldServices: Sendable {
                                              issuers: issuers, limiter: LoginAttemptLimiter(database: database, now: now),
                                              downstream: downstream, now: now)
         self.nativeLogin = nativeLogin
+        let googleVerifier = GoogleIdentityVerifier(
+            jwks: googleJWKS, replayStore: GoogleReplayStore(),
+            requirements: GoogleRealmRequirements.stored, now: now)
+        googleLogin = IdentityTokenLogin(database: database, verifier: googleVerifier, sessions: sessions, issuers: issuers,
+                                         limiter: LoginAttemptLimiter(database: database, now: now),
+                                         downstream: downstream, now: now)
         codeExchange = AuthorizationCodeExchange(database: database, codes: AuthorizationCodes(now: now),
                                                  sessions: sessions, now: now)
         let apple = AppleAPIClient(baseURL: URL(string: configuration.appleBaseURL) ?? AppleAPIClient.defaultBaseURL)

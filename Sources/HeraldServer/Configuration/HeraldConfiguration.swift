@@ -15,6 +15,11 @@ public struct HeraldConfiguration: Sendable, Equatable {
     public var appleJWKSURL: String = "https://appleid.apple.com/auth/keys"
     /// Base of Apple's token and revoke endpoints (`/auth/token`, `/auth/revoke`).
     public var appleBaseURL: String = "https://appleid.apple.com"
+    /// Google's signing keys (`HERALD_GOOGLE_JWKS_URL`), for Sign in with Google's ID tokens.
+    public var googleJWKSURL: String = "https://www.googleapis.com/oauth2/v3/certs"
+    /// Google's Identity Services script, loaded by the Google web sign-in page; its origin is
+    /// the one the page's CSP allows (`HERALD_GOOGLE_GSI_SCRIPT_URL`; a test points it at a fake).
+    public var googleGSIScriptURL: String = "https://accounts.google.com/gsi/client"
     public var trustedProxies: [String] = []
     public var logLevel: LogLevel = .info
     /// Most concurrent connections from one client address (the socket peer: behind a proxy,
@@ -47,6 +52,7 @@ public struct HeraldConfiguration: Sendable, Equatable {
         ("HERALD_HOST", "--host"), ("HERALD_PORT", "--port"), ("HERALD_PUBLIC_URL", "--public-url"),
         ("HERALD_DATABASE", "--database"), ("HERALD_MASTER_KEY", nil), ("HERALD_ADMIN_TOKEN", nil),
         ("HERALD_APPLE_JWKS_URL", "--apple-jwks-url"), ("HERALD_APPLE_BASE_URL", "--apple-base-url"),
+        ("HERALD_GOOGLE_JWKS_URL", "--google-jwks-url"), ("HERALD_GOOGLE_GSI_SCRIPT_URL", "--google-gsi-script-url"),
         ("HERALD_TRUSTED_PROXIES", "--trusted-proxies"),
         ("HERALD_LOG_LEVEL", "--log-level"), ("HERALD_PER_IP_CONNECTION_LIMIT", "--per-ip-connection-limit"),
         ("HERALD_CONNECTION_TIMEOUT", "--connection-timeout"),
@@ -128,11 +134,23 @@ public struct HeraldConfiguration: Sendable, Equatable {
             adminToken = token
         }
         if let jwks = values["HERALD_APPLE_JWKS_URL"] {
-            guard let parsed = URL(string: jwks), let scheme = parsed.scheme, ["http", "https"].contains(scheme),
-                  parsed.host != nil else {
+            guard Self.isAbsoluteHTTPURL(jwks) else {
                 throw ConfigurationError("HERALD_APPLE_JWKS_URL must be an absolute http(s) URL")
             }
             appleJWKSURL = jwks
+        }
+        if let jwks = values["HERALD_GOOGLE_JWKS_URL"] {
+            guard Self.isAbsoluteHTTPURL(jwks) else {
+                throw ConfigurationError("HERALD_GOOGLE_JWKS_URL must be an absolute http(s) URL")
+            }
+            googleJWKSURL = jwks
+        }
+        if let script = values["HERALD_GOOGLE_GSI_SCRIPT_URL"] {
+            guard Self.isAbsoluteHTTPURL(script), let parsed = URL(string: script), parsed.query == nil,
+                  parsed.fragment == nil else {
+                throw ConfigurationError("HERALD_GOOGLE_GSI_SCRIPT_URL must be an absolute http(s) URL without a query")
+            }
+            googleGSIScriptURL = script
         }
         if let base = values["HERALD_APPLE_BASE_URL"] {
             guard let parsed = URL(string: base), let scheme = parsed.scheme, ["http", "https"].contains(scheme),
@@ -204,6 +222,12 @@ public struct HeraldConfiguration: Sendable, Equatable {
             throw ConfigurationError("\(name) must be a number from \(range.lowerBound) to \(range.upperBound)\(unit), got '\(text.prefix(32))'")
         }
         return number
+    }
+
+    /// Whether `text` is an absolute http(s) URL with a host.
+    private static func isAbsoluteHTTPURL(_ text: String) -> Bool {
+        guard let parsed = URL(string: text), let scheme = parsed.scheme else { return false }
+        return ["http", "https"].contains(scheme) && parsed.host != nil
     }
 
     static func isIPAddress(_ text: String) -> Bool {

@@ -1,9 +1,8 @@
-import HeraldApple
 import Login
 
 extension APIError {
-    /// The contract's answer for a failed login, through either door (native, web).
-    init(_ error: LoginError) {
+    /// The contract's answer for a failed login with `provider`, through either door (native, web).
+    init(_ error: LoginError, provider: LoginProvider) {
         switch error.code {
         case .badRequest:
             self = .badRequest("Invalid request")
@@ -11,7 +10,7 @@ extension APIError {
             self = .notFound("Realm")
         case .providerNotConfigured:
             self = APIError(status: 404, code: "provider_not_configured",
-                            message: "Apple provider not configured or not enabled")
+                            message: "\(provider.title) provider not configured or not enabled")
         case .unknownClient:
             self = APIError(status: 400, code: "bad_request", message: "Unknown or disabled client",
                             details: ["fields": .object(["clientId": .string("unknown or disabled client")])])
@@ -20,14 +19,15 @@ extension APIError {
                             message: "This client may not use native login without a downstream authorization")
         case .tokenTooLarge:
             self = APIError(status: 400, code: "bad_request", message: "Identity token too large",
-                            details: ["fields": .object(["identityToken": .string(
-                                "must be at most \(AppleIdentityVerifier.maximumTokenBytes) bytes")])])
+                            details: ["fields": .object([provider.tokenField: .string(
+                                "must be at most \(provider.maximumTokenBytes) bytes")])])
         case .invalidIdentityToken:
             let reason = error.providerReason ?? "malformed"
-            self = APIError(status: 401, code: "invalid_apple_token", message: "Apple identity token rejected: \(reason)",
+            self = APIError(status: 401, code: provider.invalidTokenCode,
+                            message: "\(provider.title) identity token rejected: \(reason)",
                             details: ["reason": .string(reason)])
         case .providerUnavailable:
-            self = .serviceUnavailable(code: "apple_unavailable", retryAfter: error.retryAfterSeconds ?? 30)
+            self = .serviceUnavailable(code: provider.unavailableCode, retryAfter: error.retryAfterSeconds ?? 30)
         case .registrationDisabled:
             self = APIError(status: 409, code: "registration_disabled", message: "Registration is disabled in this realm")
         case .accountDisabled:
