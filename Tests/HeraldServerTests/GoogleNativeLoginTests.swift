@@ -67,8 +67,8 @@ struct GoogleNativeLoginTests {
         ("azp", { $0.claims["azp"] = "someone-else.apps.googleusercontent.com" }),
         ("issuer", { $0.claims["iss"] = "https://accounts.google.com.evil" }),
         ("expired", {
-            $0.claims["iat"] = .number(Date().timeIntervalSince1970 - 1_200)
-            $0.claims["exp"] = .number(Date().timeIntervalSince1970 - 600)
+            $0.claims["iat"] = .number((Date().timeIntervalSince1970 - 1_200).rounded())
+            $0.claims["exp"] = .number((Date().timeIntervalSince1970 - 600).rounded())
         }),
         ("nonce", { $0.claims["nonce"] = "another-nonce" }),
         ("signature", { $0.signingKey = fakeGoogleKeys.rotated }),
