@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "Grants", dependencies: ["JOSE", "Storage", "Realms"]),
         // What every identity-token login shares (IdentityToken/: limits, replay, accounts, branch A / B) and the
         // token endpoint's code exchange (CodeExchange/).
-        .target(name: "Login", dependencies: ["Storage", "Realms", "TokenIssuer", "Grants"]),
+        .target(name: "Login", dependencies: ["JOSE", "Storage", "Realms", "TokenIssuer", "Grants"]),
         // Fetching and caching a provider's JWKS (Apple's, Google's): client, cache, Cache-Control, metrics.
         .target(name: "ProviderKeys", dependencies: ["JOSE"]),
         .target(name: "HeraldApple", dependencies: ["JOSE", "Storage", "Realms", "Grants", "Login", "ProviderKeys"]),

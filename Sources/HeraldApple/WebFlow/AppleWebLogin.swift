@@ -12,20 +12,6 @@ import Storage
 /// the code with a freshly signed client secret, and hands the ID token to the same login as
 /// native apps (verification, replay, account resolution, branch A or B) — one pipeline, two doors.
 public struct AppleWebLogin: Sendable {
-    /// Why the flow could not start.
-    public enum StartError: Error, Sendable, Equatable {
-        case realmNotFound
-        /// No enabled Apple provider, or none with a Return URL.
-        case providerNotConfigured
-        case unknownClient
-        /// Branch A with a client that is not public first-party.
-        case clientNotAllowed
-        /// `returnTo` is not one of the client's registered redirect URIs.
-        case returnToNotRegistered
-        /// `downstreamState` names no authorization of the client that is waiting for a login.
-        case downstreamStateNotPending
-    }
-
     /// How Apple's answer ended.
     public enum Outcome: Sendable {
         case loggedIn(LoginResult, returnTo: String?)
@@ -47,7 +33,7 @@ public struct AppleWebLogin: Sendable {
     }
 
     private let database: any Database
-    private let states: AppleWebStates
+    private let states: WebSignInStates
     private let credentials: AppleCredentials
     private let apple: AppleAPIClient
     private let authorizeURL: URL
@@ -59,7 +45,7 @@ public struct AppleWebLogin: Sendable {
                 login: IdentityTokenLogin<AppleIdentityVerifier>,
                 vault: AppleTokenVault, now: @escaping @Sendable () -> Date) {
         self.database = database
-        states = AppleWebStates(database: database, now: now)
+        states = WebSignInStates(.apple, database: database, now: now)
         credentials = AppleCredentials(database: database, masterKey: masterKey, now: now)
         self.apple = apple
         authorizeURL = apple.baseURL.appendingPathComponent("auth/authorize")
@@ -68,33 +54,17 @@ public struct AppleWebLogin: Sendable {
         self.now = now
     }
 
-    /// The URL of Apple's authorize page for this login, begun by the browser holding
-    /// `browserBinding`.
-    public func start(realmID: String, clientID: String, downstreamState: String?,
-                      returnTo: String?, browserBinding: String) async throws -> URL {
-        guard InputRules.isSlug(realmID) else { throw StartError.realmNotFound }
-        let at = now().unixSeconds
-        let found = try await database.read { db -> (Realm, AppleProviderConfig?, ClientApp?, Bool)? in
-            guard let realm = try RealmStore.load(db, id: realmID), realm.enabled else { return nil }
-            let pending = try downstreamState.map {
-                try DownstreamAuthorizations.isPending(db, realmID: realmID, clientID: clientID, downstreamState: $0, at: at)
-            } ?? true
-            return (realm, try AppleProviderStore.load(db, realmID: realmID),
-                    try ClientAppStore.load(db, realmID: realmID, clientID: clientID), pending)
+    /// The URL of Apple's authorize page for this sign-in, begun by the browser holding
+    /// `browserBinding`. Refusals throw `WebSignInStart.Refusal`.
+    public func start(_ start: WebSignInStart, browserBinding: String) async throws -> URL {
+        let provider = try await start.check(database, at: now().unixSeconds) { db, realm in
+            // The web flow needs a Return URL registered with Apple.
+            try AppleProviderStore.load(db, realmID: realm.id).flatMap { $0.enabled && !$0.returnUrls.isEmpty ? $0 : nil }
         }
-        guard let (_, provider, client, downstreamPending) = found else { throw StartError.realmNotFound }
-        guard let provider, provider.enabled, let redirectURI = provider.returnUrls.first else {
-            throw StartError.providerNotConfigured
-        }
-        guard let client, client.enabled else { throw StartError.unknownClient }
-        if downstreamState == nil, !client.firstParty || client.confidential { throw StartError.clientNotAllowed }
-        // A branch B row must name a real pending authorization, so what a caller can make
-        // Herald keep is bounded by /authorize's own limits, not by this route's.
-        guard downstreamPending else { throw StartError.downstreamStateNotPending }
-        if let returnTo, !client.redirectUris.contains(returnTo) { throw StartError.returnToNotRegistered }
+        let redirectURI = provider.returnUrls[0]
         let nonce = SecureRandom.token(byteCount: 32)
-        let state = try await states.begin(realmID: realmID, AppleWebStates.Pending(
-            clientID: clientID, downstreamState: downstreamState, returnTo: returnTo, nonce: nonce),
+        let state = try await states.begin(realmID: start.realmID, WebSignInStates.Pending(
+            clientID: start.clientID, downstreamState: start.downstreamState, returnTo: start.returnTo, nonce: nonce),
             browserBinding: browserBinding)
         let query: [(String, String)] = [
             ("response_type", "code id_token"), ("response_mode", "form_post"),
@@ -110,16 +80,12 @@ public struct AppleWebLogin: Sendable {
                          clientIP: String) async throws -> Outcome {
         guard let browserBinding else { return .noBrowserBinding }
         guard InputRules.isSlug(realmID), let state = parameters["state"],
-              let pending = try await states.take(realmID: realmID, state: state, browserBinding: browserBinding) else {
+              let pending = try await states.take(realmID: realmID, state: state, browserBinding: browserBinding),
+              let nonce = pending.nonce else {
             return .invalidState
         }
-        if let returnTo = pending.returnTo {
-            // Checked against the client as it is now, as /authorize and branch B do: a redirect
-            // URI an admin removed during the flow must not receive tokens.
-            let client = try await database.read { db in
-                try ClientAppStore.load(db, realmID: realmID, clientID: pending.clientID)
-            }
-            guard let client, client.enabled, client.redirectUris.contains(returnTo) else { return .returnToWithdrawn }
+        guard try await WebSignInStart.returnToStillRegistered(pending, realmID: realmID, database: database) else {
+            return .returnToWithdrawn
         }
         if let error = parameters["error"], !error.isEmpty {
             // Apple's codes are short ASCII words; anything else is not echoed.
@@ -150,7 +116,7 @@ public struct AppleWebLogin: Sendable {
         }
         guard let identityToken else { return .missingCredentials(returnTo: pending.returnTo) }
         let request = LoginRequest(realmID: realmID, identityToken: identityToken, clientID: pending.clientID,
-                                   rawNonce: pending.nonce, downstreamState: pending.downstreamState,
+                                   rawNonce: nonce, downstreamState: pending.downstreamState,
                                    fullName: Self.name(fromUser: parameters["user"]), clientIP: clientIP)
         let result: LoginResult
         do {

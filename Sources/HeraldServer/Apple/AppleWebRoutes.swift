@@ -9,7 +9,7 @@ import Realms
 /// Sign in with Apple for browsers and WebViews:
 /// - `GET /api/oauth/:realm/apple/login?clientId=…[&downstreamState=…][&returnTo=…]` → 302 to
 ///   Apple's authorize page (`response_mode=form_post`), binding the state to the browser with
-///   `AppleWebBrowserCookie`; limited per client IP and client like `/authorize`;
+///   `WebSignInCookie.apple`; limited per client IP and client like `/authorize`;
 /// - `POST /api/oauth/:realm/apple/callback` (form_post) → the result page
 ///   (`AppleLoginResultPage`). Apple's `error=` (the user cancelled) is a normal ending, 200,
 ///   by POST or GET; a code or ID token is taken by POST only, as Apple sends them, so a link
@@ -43,58 +43,25 @@ struct AppleWebRoutes: RouteGroup {
     }
 
     static func start(_ request: HTTPRequest, context: AppleWebRoutes) async throws -> HTTPResponse {
-        var values: [String: String] = [:]
-        for (name, value) in request.queryItems() {
-            guard values[name] == nil else { throw APIError.invalidFields([String(name.prefix(64)): "is repeated"]) }
-            values[name] = value
-        }
-        guard let clientID = values["clientId"], !clientID.isEmpty, clientID.utf8.count <= 128 else {
-            throw APIError.invalidFields(["clientId": "is required (at most 128 characters)"])
-        }
-        let downstream = values["downstreamState"].flatMap { $0.isEmpty ? nil : $0 }
-        let maxDownstream = DownstreamAuthorizations.maximumDownstreamStateLength
-        if let downstream, downstream.utf8.count > maxDownstream {
-            throw APIError.invalidFields(["downstreamState": "must be at most \(maxDownstream) characters"])
-        }
-        let returnTo = values["returnTo"].flatMap { $0.isEmpty ? nil : $0 }
-        if let returnTo, returnTo.utf8.count > InputRules.maxURLLength {
-            throw APIError.invalidFields(["returnTo": "must be at most \(InputRules.maxURLLength) characters"])
-        }
-        let realmID = request.parameter("realm")
-        guard InputRules.isSlug(realmID) else { throw APIError.notFound("Realm") }
+        let start = try WebSignInStart(query: request)
         // Each start keeps a row for ten minutes, so it is counted like /authorize: per address
         // and per client, valid or not.
         if let retryAfter = try await context.requestLimiter.admit(
-            realmID: realmID, endpoint: .appleWebLogin, clientIP: context.clientAddresses.clientAddress(of: request),
-            clientID: clientID) {
-            context.logger.info("rate_limited", ["realm": .string(realmID), "endpoint": "apple_web_login",
+            realmID: start.realmID, endpoint: .appleWebLogin, clientIP: context.clientAddresses.clientAddress(of: request),
+            clientID: start.clientID) {
+            context.logger.info("rate_limited", ["realm": .string(start.realmID), "endpoint": "apple_web_login",
                                                  "requestId": .string(request.requestID)])
             throw APIError.tooManyRequests(retryAfter: retryAfter)
         }
-        let binding = AppleWebBrowserCookie.binding(in: request) ?? AppleWebBrowserCookie.newBinding()
+        let binding = WebSignInCookie.apple.binding(in: request) ?? WebSignInCookie.newBinding()
         do {
-            let url = try await context.appleWeb.start(realmID: realmID, clientID: clientID, downstreamState: downstream,
-                                                       returnTo: returnTo, browserBinding: binding)
+            let url = try await context.appleWeb.start(start, browserBinding: binding)
             return HTTPResponse(status: 302, headers: [
                 "Location": url.absoluteString, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
-                "Set-Cookie": AppleWebBrowserCookie.setCookie(binding, maxAgeSeconds: AppleWebStates.lifetimeSeconds),
+                "Set-Cookie": WebSignInCookie.apple.setCookie(binding, maxAgeSeconds: WebSignInStates.lifetimeSeconds),
             ])
-        } catch let error as AppleWebLogin.StartError {
-            switch error {
-            case .realmNotFound: throw APIError.notFound("Realm")
-            case .providerNotConfigured:
-                throw APIError(status: 404, code: "provider_not_configured",
-                               message: "Apple provider not configured for the web flow (enabled, with a Return URL)")
-            case .unknownClient:
-                throw APIError.invalidFields(["clientId": "unknown or disabled client"])
-            case .clientNotAllowed:
-                throw APIError(status: 403, code: "client_not_allowed",
-                               message: "This client may not sign in without a downstream authorization")
-            case .returnToNotRegistered:
-                throw APIError.invalidFields(["returnTo": "must be one of the client's registered redirect URIs"])
-            case .downstreamStateNotPending:
-                throw APIError.invalidFields(["downstreamState": "names no pending authorization of this client"])
-            }
+        } catch let refusal as WebSignInStart.Refusal {
+            throw APIError(refusal, provider: .apple, setup: "enabled, with a Return URL")
         }
     }
 
@@ -126,7 +93,7 @@ struct AppleWebRoutes: RouteGroup {
                               "message": "Apple's credentials are accepted by form_post only"], title: "Sign-in failed")
         }
         let outcome = try await context.appleWeb.complete(realmID: realmID, parameters: parameters,
-                                                          browserBinding: AppleWebBrowserCookie.binding(in: request),
+                                                          browserBinding: WebSignInCookie.apple.binding(in: request),
                                                           clientIP: context.clientAddresses.clientAddress(of: request))
         switch outcome {
         case .invalidState:
