@@ -11,7 +11,7 @@ import Realms
 ///   Apple's authorize page (`response_mode=form_post`), binding the state to the browser with
 ///   `WebSignInCookie.apple`; limited per client IP and client like `/authorize`;
 /// - `POST /api/oauth/:realm/apple/callback` (form_post) → the result page
-///   (`AppleLoginResultPage`). Apple's `error=` (the user cancelled) is a normal ending, 200,
+///   (`LoginResultPage`). Apple's `error=` (the user cancelled) is a normal ending, 200,
 ///   by POST or GET; a code or ID token is taken by POST only, as Apple sends them, so a link
 ///   cannot deliver one.
 ///
@@ -97,17 +97,11 @@ struct AppleWebRoutes: RouteGroup {
                                                           clientIP: context.clientAddresses.clientAddress(of: request))
         switch outcome {
         case .invalidState:
-            return page(400, ["status": "error", "code": "invalid_state",
-                              "message": "This sign-in is unknown, expired, already finished or was begun in another browser; start again"],
-                        title: "Sign-in expired")
+            return WebSignInAnswer.invalidState
         case .noBrowserBinding:
-            return page(400, ["status": "error", "code": "invalid_state",
-                              "message": "This browser did not begin this sign-in (or blocked its cookie); start again"],
-                        title: "Sign-in expired")
+            return WebSignInAnswer.noBrowserBinding
         case .returnToWithdrawn:
-            return page(400, ["status": "error", "code": "invalid_return_to",
-                              "message": "The app no longer accepts this sign-in's return address; start again"],
-                        title: "Sign-in failed")
+            return WebSignInAnswer.returnToWithdrawn
         case .appleError(let error, let returnTo):
             return page(200, ["status": "cancelled", "error": .string(error)], link: returnTo, title: "Sign-in cancelled")
         case .missingCredentials(let returnTo):
@@ -135,11 +129,7 @@ struct AppleWebRoutes: RouteGroup {
         case .loginFailed(let error, let returnTo):
             context.recorder.record(.failure(error), realmID: realmID, clientID: "", requestID: request.requestID,
                                     started: started)
-            let envelope = APIError(error, provider: .apple)
-            var result: [String: JSONValue] = ["status": "error", "code": .string(envelope.code),
-                                               "message": .string(envelope.message)]
-            if let details = envelope.details { result["details"] = .object(details) }
-            return page(envelope.status, result, link: returnTo, title: "Sign-in failed")
+            return WebSignInAnswer.loginFailed(error, returnTo: returnTo, provider: .apple)
         case .loggedIn(let login, let returnTo):
             // Only a code is exchanged; a login on the posted ID token alone made no call.
             if parameters["code"]?.isEmpty == false {
@@ -147,24 +137,11 @@ struct AppleWebRoutes: RouteGroup {
             }
             context.recorder.record(.success(login), realmID: realmID, clientID: "", requestID: request.requestID,
                                     started: started)
-            switch login.branch {
-            case .downstream(let redirectURI):
-                return page(200, ["status": "success", "redirectUri": .string(redirectURI)], link: redirectURI,
-                            title: "Signed in")
-            case .session(let tokens):
-                let response = try SessionTokensResponse(message: "Login successful", tokens: tokens,
-                                                          isNewUser: login.isNewUser)
-                guard case .object(var result) = response.json else { throw APIError.internalError }
-                result["status"] = "success"
-                let link = returnTo.map {
-                    $0 + "#herald-login-result=" + Base64URL.encode(JSONValue.object(result).serialized())
-                }
-                return page(200, result, link: link, title: "Signed in")
-            }
+            return try WebSignInAnswer.loggedIn(login, returnTo: returnTo)
         }
     }
 
     static func page(_ status: Int, _ result: [String: JSONValue], link: String? = nil, title: String) -> HTTPResponse {
-        AppleLoginResultPage(status: status, result: result, link: link, title: title).response
+        WebSignInAnswer.page(status, result, link: link, title: title)
     }
 }

@@ -49,6 +49,8 @@ public struct HeraldServices: Sendable {
     /// The login with Google's ID tokens, for native apps and Google's web button (the same
     /// pipeline as Apple's, with Google's verifier and its own JWKS cache).
     public let googleLogin: IdentityTokenLogin<GoogleIdentityVerifier>
+    /// Sign in with Google in a browser (Google's button, the same pipeline).
+    public let googleWeb: GoogleWebLogin
     /// The token endpoint's `authorization_code` grant.
     public let codeExchange: AuthorizationCodeExchange
     /// Apple's server-to-server notifications (verified with native login's JWKS cache).
@@ -116,6 +118,7 @@ public struct HeraldServices: Sendable {
         googleLogin = IdentityTokenLogin(database: database, verifier: googleVerifier, sessions: sessions, issuers: issuers,
                                          limiter: LoginAttemptLimiter(database: database, now: now),
                                          downstream: downstream, now: now)
+        googleWeb = GoogleWebLogin(database: database, login: googleLogin, now: now)
         codeExchange = AuthorizationCodeExchange(database: database, codes: AuthorizationCodes(now: now),
                                                  sessions: sessions, now: now)
         let apple = AppleAPIClient(baseURL: URL(string: configuration.appleBaseURL) ?? AppleAPIClient.defaultBaseURL)

@@ -24,6 +24,8 @@ final class RequestRateLimiter: Sendable {
         case authorize
         /// The start of Apple's web flow (each keeps a row for ten minutes).
         case appleWebLogin = "apple_web_login"
+        /// The start of Google's web sign-in (likewise).
+        case googleWebLogin = "google_web_login"
         /// Failed admin authentications, counted under no realm (`realm_id` '').
         case adminAuthentication = "admin_authentication"
         /// Audited refusals per admin token (`AdminAccessPolicy.auditedDenials`), under no realm.

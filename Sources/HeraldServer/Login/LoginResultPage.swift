@@ -2,7 +2,7 @@ import Foundation
 import HTTPServer
 import JOSE
 
-/// The page Apple's web flow ends on, for the app's WebView to read — not a 302 to a custom
+/// The page a web sign-in (Apple's, Google's) ends on, for the app's WebView to read — not a 302 to a custom
 /// scheme, which WebViews handle inconsistently and which loses the result when nothing
 /// answers it. It carries:
 /// - the result as JSON in `<script type="application/json" id="herald-login-result">` (data,
@@ -13,7 +13,7 @@ import JOSE
 /// - a table for humans, with tokens masked.
 /// Served with a CSP that allows no script and only the page's own style (by hash), no
 /// framing, no referrer, no caching.
-struct AppleLoginResultPage {
+struct LoginResultPage {
     let status: Int
     /// The JSON result (also the fragment of a branch-A deep link).
     let result: [String: JSONValue]
