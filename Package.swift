@@ -37,7 +37,9 @@ let package = Package(
             "HTTPServer", "Storage", "JOSE", "Realms", "TokenIssuer", "Grants", "Login", "HeraldApple", "HeraldGoogle",
             "ProviderKeys",
         ]),
-        .executableTarget(name: "herald", dependencies: ["HeraldServer", "HeraldApple", "Realms", "Storage"]),
+        .executableTarget(name: "herald", dependencies: [
+            "HeraldServer", "HeraldApple", "HeraldGoogle", "ProviderKeys", "Realms", "Storage",
+        ]),
 
         // Shared test support: fake Apple (keys, JWKS server, token minting), server launcher.
         .target(name: "HeraldTestSupport", dependencies: ["JOSE", "HTTPServer", "Storage"], path: "Tests/Support"),

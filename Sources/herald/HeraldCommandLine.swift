@@ -9,7 +9,8 @@ enum HeraldCommandLine {
 
         commands:
           serve [--host H] [--port P] [--public-url URL] [--database URL]
-                [--apple-jwks-url URL] [--trusted-proxies CIDRS] [--log-level LEVEL]
+                [--apple-jwks-url URL] [--google-jwks-url URL] [--google-gsi-script-url URL]
+                [--trusted-proxies CIDRS] [--log-level LEVEL]
                 [--per-ip-connection-limit N] [--connection-timeout SECONDS]
                 [--rate-limit-per-ip N/SECONDS|off] [--rate-limit-per-client N/SECONDS|off]
                 [--admin-auth-failure-limit N/SECONDS|off]
@@ -22,6 +23,9 @@ enum HeraldCommandLine {
           diagnose apple-token --token T --audience A [--audience B…] [--jwks FILE|URL]
                                [--nonce RAW] [--now UNIX_SECONDS]
                                       verify one Apple identity token and print a JSON report
+          diagnose google-token --token T --client-id C [--client-id D…] [--hosted-domain D]
+                                [--jwks FILE|URL] [--nonce RAW] [--now UNIX_SECONDS]
+                                      the same for one Google ID token
           help                        show this text
         """
 
@@ -41,11 +45,12 @@ enum HeraldCommandLine {
                 await AdminTokenCommands.run(arguments: remaining, database: database)
             }
         case "diagnose":
-            guard rest.first == "apple-token" else {
-                printError("usage: herald diagnose apple-token --token T --audience A …")
+            guard let command = [DiagnoseTokenCommand.apple, .google].first(where: { $0.name == rest.first }) else {
+                printError("usage: herald diagnose apple-token --token T --audience A …\n"
+                           + "       herald diagnose google-token --token T --client-id C …")
                 return 2
             }
-            return await DiagnoseAppleTokenCommand.run(arguments: Array(rest.dropFirst()))
+            return await command.run(arguments: Array(rest.dropFirst()))
         case "help", "--help", "-h":
             print(usage)
             return 0

@@ -13,7 +13,7 @@ final class CapturedOutput: Sendable {
     func err(_ text: String) { lines.withLock { $0.err.append(text) } }
 }
 
-/// `herald diagnose apple-token`'s command line (`DiagnoseAppleTokenCommand`, the herald target)
+/// `herald diagnose apple-token`'s command line (`DiagnoseTokenCommand.apple`, the herald target)
 /// in-process, with its own standard input and outputs; the real binary is
 /// `HeraldServerTests/DiagnosisBinaryTests`, the diagnosis itself `HeraldAppleTests/DiagnosisTests`.
 @Suite("herald diagnose apple-token, the command line", .timeLimit(.minutes(1)))
@@ -24,7 +24,7 @@ struct DiagnoseAppleTokenCommandTests {
 
     func run(_ arguments: [String], stdin: String? = nil) async -> (Int32, CapturedOutput) {
         let output = CapturedOutput()
-        let status = await DiagnoseAppleTokenCommand.run(
+        let status = await DiagnoseTokenCommand.apple.run(
             arguments: arguments, standardInput: { stdin }, output: output.out, errorOutput: output.err)
         return (status, output)
     }
