@@ -1,96 +1,40 @@
-import JOSE
+import Login
 import Storage
-import Synchronization
 
 /// Remembers which (realm, sub, nonce) triples were accepted, until their token expires, so an
-/// intercepted identity token cannot be replayed (CONTRACT.md: `replayed`).
-///
-/// Works across several Herald nodes sharing one database: the claim is a single
-/// `INSERT … ON CONFLICT DO UPDATE … WHERE expired`, and the rows it changed say whether this
-/// request was first. Only SHA-256(sub, nonce) is stored, never the values themselves.
+/// intercepted identity token cannot be replayed (CONTRACT.md: `replayed`), on every node
+/// sharing the database: Apple's keys in a `TokenReplayLedger` (`apple_token_replays`). Only
+/// SHA-256(sub, nonce) is stored, never the values themselves.
 public final class AppleReplayStore: Sendable {
     /// The `apple` module's schema; apply with `Database.migrate`.
     public static let migrations: [Migration] = [
-        Migration(module: "apple", version: 1, name: "apple_token_replays", statements: [
-            """
-            CREATE TABLE apple_token_replays (
-                realm_id TEXT NOT NULL,
-                key_hash BLOB NOT NULL,
-                expires_at INTEGER NOT NULL,
-                PRIMARY KEY (realm_id, key_hash)
-            )
-            """,
-            "CREATE INDEX apple_token_replays_expires_at ON apple_token_replays (expires_at)",
-        ]),
+        Migration(module: "apple", version: 1, name: "apple_token_replays",
+                  statements: TokenReplayLedger.createTable("apple_token_replays")),
     ]
 
-    private let purgeIntervalSeconds: Int64
-    private let purgeBatchSize: Int
-    /// Unix seconds of the last opportunistic purge by this process.
-    private let lastPurge = Mutex<Int64>(0)
+    private let ledger: TokenReplayLedger
 
-    /// Creates a store whose claims purge expired rows opportunistically, at most once per
-    /// `purgeIntervalSeconds` and at most `purgeBatchSize` rows at a time, so a claim never
-    /// pays for an unbounded delete.
+    /// A store whose claims purge expired rows at most once per `purgeIntervalSeconds`, at
+    /// most `purgeBatchSize` at a time.
     public init(purgeIntervalSeconds: Int64 = 60, purgeBatchSize: Int = 500) {
-        self.purgeIntervalSeconds = purgeIntervalSeconds
-        self.purgeBatchSize = purgeBatchSize
+        ledger = TokenReplayLedger(table: "apple_token_replays", purgeIntervalSeconds: purgeIntervalSeconds,
+                                   purgeBatchSize: purgeBatchSize)
     }
 
-    /// Records (realm, subject, nonce) until `expiresAt` inside the caller's write transaction
-    /// (native login claims, resolves the account and starts the session in one commit); true
-    /// when this is its first use (or the previous use has expired), false when it is a
-    /// replay. Times are unix seconds. The claim holds only if that transaction commits.
-    /// `purgingUpTo` expired rows are deleted with it: take it from ``purgeBudget(now:)``
-    /// before the transaction, since a write body may run more than once and must change
-    /// nothing outside the database.
+    /// Records (realm, subject, nonce) until `expiresAt` inside the caller's write transaction;
+    /// true on first use (or once the previous use has expired), false for a replay
+    /// (`TokenReplayLedger.claim`).
     public func claim(_ db: any SQLExecutor, realmID: String, subject: String, nonce: String, expiresAt: Int64,
                       now: Int64, purgingUpTo purgeLimit: Int) throws -> Bool {
-        let keyHash = Self.keyHash(subject: subject, nonce: nonce)
-        // An existing row whose expiry has passed is free again: the update takes it over.
-        let changed = try db.execute(
-            """
-            INSERT INTO apple_token_replays (realm_id, key_hash, expires_at) VALUES (?, ?, ?)
-            ON CONFLICT (realm_id, key_hash) DO UPDATE SET expires_at = excluded.expires_at
-            WHERE apple_token_replays.expires_at <= ?
-            """,
-            [.text(realmID), .blob(keyHash), .integer(expiresAt), .integer(now)])
-        if purgeLimit > 0 { _ = try Self.deleteExpired(db, now: now, limit: purgeLimit) }
-        return changed > 0
+        try ledger.claim(db, realmID: realmID, keyHash: Self.keyHash(subject: subject, nonce: nonce),
+                         expiresAt: expiresAt, now: now, purgingUpTo: purgeLimit)
     }
 
-    /// How many expired rows the next claim should purge: `purgeBatchSize` at most once per
-    /// `purgeIntervalSeconds` in this process, else 0.
-    public func purgeBudget(now: Int64) -> Int {
-        shouldPurge(now: now) ? purgeBatchSize : 0
-    }
+    /// How many expired rows the next claim should purge (`TokenReplayLedger.purgeBudget`).
+    public func purgeBudget(now: Int64) -> Int { ledger.purgeBudget(now: now) }
 
-    /// The stored key: SHA-256 over length-prefixed sub and nonce, so no two pairs collide by concatenation.
+    /// The stored key: SHA-256 over length-prefixed sub and nonce.
     static func keyHash(subject: String, nonce: String) -> [UInt8] {
-        var input: [UInt8] = []
-        for part in [subject, nonce] {
-            let bytes = Array(part.utf8)
-            let length = UInt32(clamping: bytes.count)
-            input += [UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF)]
-            input += bytes
-        }
-        return SHA256.hash(input)
-    }
-
-    private func shouldPurge(now: Int64) -> Bool {
-        lastPurge.withLock { last in
-            guard now - last >= purgeIntervalSeconds else { return false }
-            last = now
-            return true
-        }
-    }
-
-    private static func deleteExpired(_ db: any SQLExecutor, now: Int64, limit: Int) throws -> Int {
-        try db.execute(
-            """
-            DELETE FROM apple_token_replays WHERE (realm_id, key_hash) IN (
-                SELECT realm_id, key_hash FROM apple_token_replays WHERE expires_at <= ? LIMIT ?)
-            """,
-            [.integer(now), .integer(Int64(limit))])
+        TokenReplayLedger.key([Array(subject.utf8), Array(nonce.utf8)])
     }
 }
