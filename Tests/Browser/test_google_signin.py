@@ -162,6 +162,13 @@ def test_sign_in_with_google_in_a_browser(browser, herald, google):
     assert csp_violations(browser) == []
 
 
+def page_result(response):
+    """The result JSON of a result page fetched outside the browser."""
+    match = re.search(r'<script type="application/json" id="herald-login-result">(.*?)</script>', response.text, re.S)
+    assert match, response.text[:300]
+    return json.loads(match.group(1))
+
+
 def _set_cookie_value(response, name):
     match = re.search(re.escape(name) + r"=([^;,\s]+)", response.headers.get("Set-Cookie", ""))
     assert match, response.headers
@@ -170,8 +177,10 @@ def _set_cookie_value(response, name):
 
 def test_callback_without_the_matching_csrf_cookie_is_refused_and_changes_nothing(herald, google):
     """What a cross-site form post of a stolen or replayed credential looks like: the
-    g_csrf_token field without the same value in a cookie. Driven with requests, because a
-    browser cannot be made to send a mismatched pair through GIS."""
+    g_csrf_token field without the same value in a cookie (invalid_csrf_token), or a matching
+    pair from a browser that did not begin the sign-in (invalid_state). Driven with requests,
+    because a browser cannot be made to send such a post through GIS. None of them creates an
+    account or consumes the sign-in or the credential."""
     page = requests.get(herald.login_url(clientId="web-app", returnTo=RETURN_TO), timeout=10)
     assert page.status_code == 200, page.text
     binding = _set_cookie_value(page, BINDING_COOKIE)
@@ -196,18 +205,24 @@ def test_callback_without_the_matching_csrf_cookie_is_refused_and_changes_nothin
     }
     for case, response in refusals.items():
         assert response.status_code == 400, f"{case}: {response.status_code} {response.text[:300]}"
-        assert "accessToken" not in response.text and "Location" not in response.headers, case
-    # Without the browser binding the login page set, a matching pair is refused too.
-    unbound = post({"g_csrf_token": csrf}, {"g_csrf_token": csrf})
-    assert 400 <= unbound.status_code < 500, unbound.text[:300]
-    assert "accessToken" not in unbound.text
+        assert "Location" not in response.headers, case
+        result = page_result(response)
+        assert (result["status"], result["code"]) == ("error", "invalid_csrf_token"), (case, result)
+    # A matching pair without the browser binding the login page set, or with another
+    # browser's, is login CSRF: refused, and the sign-in stays for the browser that began it.
+    another_browser = _set_cookie_value(
+        requests.get(herald.login_url(clientId="web-app", returnTo=RETURN_TO), timeout=10), BINDING_COOKIE)
+    assert another_browser != binding
+    for case, cookies in {"no binding": {}, "another browser's binding": {BINDING_COOKIE: another_browser}}.items():
+        response = post({**cookies, "g_csrf_token": csrf}, {"g_csrf_token": csrf})
+        assert response.status_code == 400, f"{case}: {response.status_code} {response.text[:300]}"
+        assert page_result(response)["code"] == "invalid_state", case
     assert herald.accounts() == before
 
     # Nothing was consumed: the same credential, posted as GIS posts it, still signs in.
     accepted = post({BINDING_COOKIE: binding, "g_csrf_token": csrf}, {"g_csrf_token": csrf})
     assert accepted.status_code == 200, accepted.text[:300]
-    result = json.loads(re.search(r'<script type="application/json" id="herald-login-result">(.*?)</script>',
-                                  accepted.text, re.S).group(1))
+    result = page_result(accepted)
     assert result["status"] == "success" and result["user"]["email"] == "csrf-victim@gmail.example", result
 
 
