@@ -1,5 +1,6 @@
-"""Fixtures for the interop stage: a fake Apple (fakeapple.py: a key + JWKS on loopback), the real
-`herald serve` binary on a free loopback port, and a realm configured through the admin API.
+"""Fixtures for the interop stage: a fake Apple (fakeapple.py: a key + JWKS on loopback), a fake
+Google (fakegoogle.py, the same for Google's ID tokens), the real `herald serve` binary on a free
+loopback port, and a realm configured through the admin API.
 
 Environment: HERALD_BIN (path to the herald executable, required)."""
 import os
@@ -15,6 +16,7 @@ import pytest
 import requests
 
 import fakeapple
+import fakegoogle
 
 REALM = "interop"
 APPLE_AUDIENCE = "com.example.interop.ios"
@@ -26,7 +28,7 @@ LOGIN_URL = "https://login.interop.example/start"
 class Herald:
     """A `herald serve` process with its own SQLite file, and admin calls against it."""
 
-    def __init__(self, binary, apple_url):
+    def __init__(self, binary, apple_url, google_url):
         self.folder = tempfile.mkdtemp(prefix="herald-interop-")
         self.admin_token = secrets.token_urlsafe(32)
         self.port = _free_port()
@@ -35,7 +37,8 @@ class Herald:
         self.log = open(os.path.join(self.folder, "herald.log"), "wb")
         self.process = subprocess.Popen(
             [binary, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--public-url", self.base,
-             "--database", f"sqlite:{self.folder}/herald.db", "--apple-jwks-url", apple_url],
+             "--database", f"sqlite:{self.folder}/herald.db", "--apple-jwks-url", apple_url,
+             "--google-jwks-url", google_url],
             env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while True:
@@ -120,11 +123,18 @@ def apple():
 
 
 @pytest.fixture(scope="session")
-def herald(apple):
+def google():
+    fake = fakegoogle.FakeGoogle(kid="interop-google-rsa-1")
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture(scope="session")
+def herald(apple, google):
     binary = os.environ.get("HERALD_BIN")
     if not binary:
         pytest.fail("HERALD_BIN must name the herald executable")
-    server = Herald(binary, apple.url)
+    server = Herald(binary, apple.url, google.jwks_url)
     yield server
     server.stop()
 

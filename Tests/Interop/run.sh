@@ -5,9 +5,10 @@
 # Usage: Tests/Interop/run.sh PATH_TO_HERALD_BINARY
 # The virtual environment is created under $HERALD_INTEROP_VENV (default: a temp folder that
 # is removed afterwards) with `python3 -m venv`, and packages come only from PyPI. The pytest
-# session (conftest.py) starts a fake Apple JWKS server and herald on free loopback ports,
+# session (conftest.py) starts fake Apple and Google JWKS servers (fakeapple.py, fakegoogle.py)
+# and herald on free loopback ports,
 # configures a realm and its clients through the admin API with a random HERALD_ADMIN_TOKEN,
-# and stops both at the end.
+# and stops them all at the end.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
