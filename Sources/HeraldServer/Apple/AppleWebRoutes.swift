@@ -44,15 +44,8 @@ struct AppleWebRoutes: RouteGroup {
 
     static func start(_ request: HTTPRequest, context: AppleWebRoutes) async throws -> HTTPResponse {
         let start = try WebSignInStart(query: request)
-        // Each start keeps a row for ten minutes, so it is counted like /authorize: per address
-        // and per client, valid or not.
-        if let retryAfter = try await context.requestLimiter.admit(
-            realmID: start.realmID, endpoint: .appleWebLogin, clientIP: context.clientAddresses.clientAddress(of: request),
-            clientID: start.clientID) {
-            context.logger.info("rate_limited", ["realm": .string(start.realmID), "endpoint": "apple_web_login",
-                                                 "requestId": .string(request.requestID)])
-            throw APIError.tooManyRequests(retryAfter: retryAfter)
-        }
+        try await context.requestLimiter.admit(start, endpoint: .appleWebLogin, request: request,
+                                               clientAddresses: context.clientAddresses, logger: context.logger)
         let binding = WebSignInCookie.apple.binding(in: request) ?? WebSignInCookie.newBinding()
         do {
             let url = try await context.appleWeb.start(start, browserBinding: binding)

@@ -43,14 +43,8 @@ struct GoogleWebRoutes: RouteGroup {
 
     static func start(_ request: HTTPRequest, context: GoogleWebRoutes) async throws -> HTTPResponse {
         let start = try WebSignInStart(query: request)
-        // Each start keeps a row for ten minutes, so it is counted like /authorize.
-        if let retryAfter = try await context.requestLimiter.admit(
-            realmID: start.realmID, endpoint: .googleWebLogin, clientIP: context.clientAddresses.clientAddress(of: request),
-            clientID: start.clientID) {
-            context.logger.info("rate_limited", ["realm": .string(start.realmID), "endpoint": "google_web_login",
-                                                 "requestId": .string(request.requestID)])
-            throw APIError.tooManyRequests(retryAfter: retryAfter)
-        }
+        try await context.requestLimiter.admit(start, endpoint: .googleWebLogin, request: request,
+                                               clientAddresses: context.clientAddresses, logger: context.logger)
         let binding = WebSignInCookie.google.binding(in: request) ?? WebSignInCookie.newBinding()
         let button: GoogleWebLogin.Button
         do {

@@ -878,6 +878,263 @@ paths:
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
         "503":
           $ref: "#/components/responses/ServiceUnavailable"
+  /api/oauth/{realmId}/google/native-login:
+    post:
+      tags: [Native login]
+      operationId: googleNativeLogin
+      summary: Sign in with a Google ID token from an Android, iOS or web app
+      description: |
+        The same login as Apple's native login, with Google's ID token: from Android's Credential
+        Manager (`GoogleIdTokenCredential.idToken`), iOS's GoogleSignIn (`GIDGoogleUser.idToken`)
+        or a web page's Google Identity Services callback (`credential`). Herald verifies it
+        against Google's JWKS (`HERALD_GOOGLE_JWKS_URL`, RS256 only), `iss`
+        (`accounts.google.com` or `https://accounts.google.com`), `aud` among the realm's Google
+        client ids and `azp` too when present, `exp`/`iat` with 60 s of leeway, the nonce
+        verbatim (Google does not hash it; required when the realm has `nonceRequired`), `hd`
+        when the realm sets `hostedDomain`, and single use across nodes. It then resolves the
+        account (Google `sub` → an email Google marks `email_verified`, under the realm's
+        `emailLinking` → create; an unverified email never links) and answers branch A or B
+        exactly as Apple's route does. The name is taken from the token on first sign-in.
+
+        Checks before verification: unknown or disabled realm → 404 `not_found`; Google
+        provider missing or disabled → 404 `provider_not_configured`; unknown or disabled client
+        → 400; ID token over 16 KiB → 400; branch A with a client that is not a public
+        first-party client → 403 `client_not_allowed`. Failed attempts per (realm, client IP)
+        are limited by the realm's `rateLimit` (429 with `Retry-After`).
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: "#/components/schemas/GoogleNativeLoginRequest"
+            example:
+              idToken: eyJhbGciOiJSUzI1NiIsImtpZCI6Imdvb2dsZS0xIn0.eyJpc3MiOiJodHRwczovL2FjY291bnRzLmdvb2dsZS5jb20ifQ.c2ln
+              clientId: android-app
+              nonce: 9b0e4d36-2c4f-4d8e-b7f1-0a6f5d2c8e11
+      responses:
+        "200":
+          description: |
+            Branch A: the app's tokens and the account as `user` (`SessionTokens`). Branch B:
+            `{"redirectUri": …}` with `code`, `state` and `iss`.
+          headers:
+            Cache-Control:
+              schema:
+                type: string
+                const: no-store
+          content:
+            application/json:
+              schema:
+                oneOf:
+                  - $ref: "#/components/schemas/SessionTokens"
+                  - $ref: "#/components/schemas/DownstreamRedirect"
+        "400":
+          description: |
+            `bad_request` (invalid fields, unknown or disabled client, ID token over 16 KiB)
+            or `invalid_downstream_state`.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "401":
+          description: |
+            `invalid_google_token`; `details.reason` is the first failed check: `malformed`,
+            `algorithm`, `unknown_key`, `signature`, `issuer`, `audience`, `azp`, `expired`,
+            `not_yet_valid`, `nonce`, `hosted_domain` or `replayed`.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+              example:
+                status: 401
+                code: invalid_google_token
+                message: "Google identity token rejected: audience"
+                details:
+                  reason: audience
+                requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+        "403":
+          description: "`client_not_allowed` (branch A with a third-party or confidential client) or `account_disabled`."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "404":
+          description: "`not_found` (unknown or disabled realm) or `provider_not_configured` (no enabled Google provider)."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "409":
+          description: "`registration_disabled`: no account matched and the realm does not register new ones."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/RateLimited"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          description: "`google_unavailable`: Google's JWKS could not be fetched and no cached key decides (never a 401); `service_unavailable`: the database is unreachable. Either way nothing was consumed: retry after `Retry-After`."
+          headers:
+            Retry-After:
+              schema:
+                type: integer
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+  /api/oauth/{realmId}/google/login:
+    get:
+      tags: [Native login]
+      operationId: googleWebLogin
+      summary: Start Sign in with Google in a browser or WebView
+      description: |
+        An HTML page with Google's button (Google Identity Services' HTML API, redirect mode):
+        `data-client_id` is the realm's first Google client id (list the web client first),
+        `data-login_uri` is `{HERALD_PUBLIC_URL}/api/oauth/{realmId}/google/callback` (register it
+        among the web client's authorized redirect URIs, and Herald's origin among its
+        JavaScript origins), and `data-nonce` a single-use 256-bit value naming this sign-in
+        (10 minutes), which Google signs into the ID token. Branch A needs a public
+        first-party `clientId`; with `downstreamState` the sign-in completes that third-party
+        authorization (branch B), which must be waiting for its login. `returnTo`, if given,
+        must be one of the client's registered redirect URIs (checked again at the callback).
+
+        The sign-in is bound to the browser (login CSRF): the answer sets
+        `__Host-herald-google-web` (Secure, HttpOnly, `SameSite=None`, `Path=/`,
+        `Max-Age=600`; a browser that already holds one keeps it) and the callback takes the
+        sign-in only with it. The page's CSP allows Google's script
+        (`HERALD_GOOGLE_GSI_SCRIPT_URL`) and its `/gsi/` frames, requests and style, and forms
+        to Herald only. Counted per client IP and per client like `/authorize`.
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+        - name: clientId
+          in: query
+          required: true
+          schema:
+            type: string
+            maxLength: 128
+        - name: downstreamState
+          in: query
+          schema:
+            type: string
+            maxLength: 128
+        - name: returnTo
+          in: query
+          schema:
+            type: string
+            maxLength: 2048
+      responses:
+        "200":
+          description: The page with Google's button.
+          headers:
+            Set-Cookie:
+              description: "`__Host-herald-google-web=…; Path=/; Max-Age=600; Secure; HttpOnly; SameSite=None`"
+              schema:
+                type: string
+          content:
+            text/html:
+              schema:
+                type: string
+        "400":
+          description: |
+            `bad_request`: `clientId` missing, unknown or disabled, `returnTo` not registered,
+            or `downstreamState` naming no pending authorization of the client.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "403":
+          description: "`client_not_allowed`: branch A with a third-party or confidential client."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "404":
+          description: "`not_found` (realm) or `provider_not_configured` (no enabled Google provider)."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/RequestRateLimited"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          description: "`service_unavailable`: the database is unreachable."
+          headers:
+            Retry-After:
+              schema:
+                type: integer
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+  /api/oauth/{realmId}/google/callback:
+    post:
+      tags: [Native login]
+      operationId: googleWebCallback
+      summary: Google's button posts its ID token here (the `login_uri`)
+      description: |
+        What Google Identity Services posts in redirect mode: `credential` (the ID token) and
+        `g_csrf_token`. The form's `g_csrf_token` must equal the `g_csrf_token` cookie Google's
+        script set on this origin (Google's double-submit check), else 400
+        `invalid_csrf_token`. The sign-in is the one whose nonce the token carries, taken once
+        and only in the browser that began it (`__Host-herald-google-web`); anything else is
+        400 `invalid_state` and leaves it usable by its own browser. The token is then verified
+        like the native route's, the nonce being Herald's, and the answer is the same HTML
+        result page as Apple's web flow (`AppleLoginResult` in
+        `<script type="application/json" id="herald-login-result">`, a `#herald-continue` link).
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              $ref: "#/components/schemas/GoogleCallbackParameters"
+      responses:
+        "200":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "400":
+          description: |
+            The result page (`invalid_csrf_token`, `invalid_state`, `bad_request`,
+            `invalid_return_to`, `invalid_downstream_state`), or the JSON envelope when the
+            request itself is unreadable (before any route runs).
+          content:
+            text/html:
+              schema:
+                type: string
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "401":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "403":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "404":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "409":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AppleLoginResultPage"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          $ref: "#/components/responses/AppleLoginResultPage"
   /api/oauth/{realmId}/.well-known/openid-configuration:
     get:
       tags: [OAuth]
@@ -3957,6 +4214,36 @@ components:
             authorization when the account is deleted. A failed exchange does not fail the login
             (it is counted in `herald_apple_calls_total`); one Apple could not answer is retried
             with backoff, after a restart too, until the code's five minutes are over.
+    GoogleNativeLoginRequest:
+      type: object
+      required: [idToken, clientId]
+      properties:
+        idToken:
+          type: string
+          description: Google's ID token (a JWT, at most 16 KiB).
+        clientId:
+          type: string
+          maxLength: 128
+          description: The Herald client (the app), not Google's OAuth client id.
+        nonce:
+          type: string
+          maxLength: 1024
+          description: The nonce the app gave Google; Google's token carries it verbatim. Required when the realm has `nonceRequired`.
+        downstreamState:
+          type: string
+          maxLength: 1024
+          description: Present to complete a pending third-party authorization (branch B) — the handle /authorize returned.
+    GoogleCallbackParameters:
+      type: object
+      properties:
+        credential:
+          type: string
+          description: Google's ID token.
+        g_csrf_token:
+          type: string
+          description: Must equal the `g_csrf_token` cookie.
+        select_by:
+          type: string
     AppleFullName:
       type: object
       properties:
