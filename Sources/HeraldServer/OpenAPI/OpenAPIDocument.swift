@@ -912,9 +912,12 @@ paths:
         Apple token for the account (no `authorizationCode` was ever sent, or its exchange
         failed); `not_configured` when the realm has no Team ID, Key ID and `.p8` key for
         Apple's REST calls (anything stored is still queued, for when a key is configured).
-        Without a revocation, TN3194's fallback applies: the user removes the app under
-        Settings → Apple ID → Sign in with Apple, which Apple reports to the realm's
-        notification endpoint.
+        Without a revocation (`not_stored`, `not_configured`), TN3194's fallback applies: the
+        account is deleted all the same, and the app directs the user to stop using Sign in with
+        Apple for it in the device's Settings (Apple Account → Sign in with Apple); Apple then
+        posts `credentialRevokedNotification` to the app and `consent-revoked` to the realm's
+        notification endpoint. Until that is done Apple still reports the credential as
+        authorized, so the next sign-in does not ask for name and email again.
 
         **Idempotent.** Once the account is deleted, an access token of any of its sessions
         that has not expired (and, for another client, still holds `account:delete`) answers the
