@@ -4,17 +4,18 @@ import Realms
 import Storage
 
 /// Apple refresh tokens, kept only to revoke the user's authorization when the account is
-/// deleted, by an operator or by its owner (Apple's account-deletion requirement). Sealed under the master key
-/// bound to realm and client id; never returned or logged.
+/// deleted, by an operator or by its owner (Apple's account-deletion requirement). Sealed under
+/// the master key bound to realm and client id; never returned or logged.
 ///
 /// Both doors hand a token over through one entry point, `keep(_:realmID:accountID:clientID:)`:
 /// a native login's authorization code goes into a durable exchange queue (Apple is called
 /// later, see `exchangeDue`), a web login's refresh token (its exchange already happened) is
 /// stored at once. A delete moves the account's tokens into a revocation queue in the delete's
-/// own transaction (`accountDeleted`), and marks codes still waiting so their tokens follow; `revokeDue` then calls Apple, backing off on
-/// failure. Both queues survive a restart; HeraldServer's background work drains them and is
-/// woken through `queueChanged` when something is queued. Nodes may revoke one row
-/// concurrently: Apple's revoke is idempotent, so that costs a call, not correctness.
+/// own transaction (`accountDeleted`) and marks codes still waiting, so their tokens follow
+/// them there; `revokeDue` then calls Apple, backing off on failure. Both queues survive a
+/// restart; HeraldServer's background work drains them and is woken through `queueChanged` when
+/// something is queued. Nodes may revoke one row concurrently: Apple's revoke is idempotent, so
+/// that costs a call, not correctness.
 public struct AppleTokenVault: AccountDeletionHook {
     /// The `apple-tokens` module's schema.
     public static let migrations: [Migration] = [

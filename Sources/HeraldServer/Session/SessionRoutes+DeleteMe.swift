@@ -15,10 +15,10 @@ import TokenIssuer
 ///   ``deletionSignInMaxAgeSeconds`` old, else 401 `reauthentication_required`: the app runs
 ///   Sign in with Apple again right before deleting, which also hands Herald a fresh
 ///   `authorizationCode` whose token can then be revoked.
-/// - Idempotent: once the account is deleted its sessions are revoked, but an
-///   access token of one of them that has not expired still answers the same 200, with what the
-///   deletion recorded for the Apple tokens (the deletion event's `reason`; `not_stored` when
-///   none was recorded). No recent sign-in is asked then: there is no account left to sign in to.
+/// - Idempotent: once the account is deleted its sessions are revoked, but an access token of
+///   one of them that has not expired still answers the same 200, with what the deletion
+///   recorded for the Apple tokens (the deletion event's `reason`; `not_stored` when none was
+///   recorded). No recent sign-in is asked then: there is no account left to sign in to.
 extension SessionRoutes {
     /// The longest time since the session's sign-in that `DELETE /me` accepts.
     static let deletionSignInMaxAgeSeconds: Int64 = 600

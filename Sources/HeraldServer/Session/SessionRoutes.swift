@@ -1,6 +1,5 @@
 import Foundation
 import HTTPServer
-import HeraldApple
 import JOSE
 import Realms
 import TokenIssuer

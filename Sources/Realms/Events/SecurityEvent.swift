@@ -12,8 +12,9 @@ public enum SecurityEventType: String, Sendable, CaseIterable, Codable {
     case accountDisabled = "account.disabled"
     /// An admin enabled a disabled account again.
     case accountEnabled = "account.enabled"
-    /// An admin deleted the account (or Apple's `account-delete` notification did). `reason`
-    /// is what became of its Apple tokens, as for `account.deleted_by_user`.
+    /// An admin deleted the account (`reason`: what became of its Apple tokens, as for
+    /// `account.deleted_by_user`), or Apple's `account-delete` notification did (`actor`
+    /// `apple`, no reason: Apple ended the tokens itself).
     case accountDeleted = "account.deleted"
     /// The account's owner deleted it with their own session (`DELETE /api/auth/{realm}/me`);
     /// `sessionId`, `clientId` and `clientIp` name the request. `reason` is what became of
