@@ -42,8 +42,8 @@ CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,re
 CHANGES = ["createRealm", "updateRealm", "putAppleProvider", "putGoogleProvider", "createClient", "updateClient",
            "rotateClientSecret", "updateAccount", "rotateSigningKey", "logout", "createAdminToken"]
 # Pass 3: operations that remove seed data.
-DELETES = ["deleteAccount", "revokeAccountSessions", "deleteClient", "deleteAppleProvider", "deleteGoogleProvider",
-           "deleteRealm", "deleteAdminToken"]
+DELETES = ["deleteAccount", "deleteMe", "revokeAccountSessions", "deleteClient", "deleteAppleProvider",
+           "deleteGoogleProvider", "deleteRealm", "deleteAdminToken"]
 
 
 def free_port():

@@ -110,6 +110,20 @@ struct AppleNotificationTests {
         }
     }
 
+    @Test("account-deleted, the spelling Apple's documentation now uses, deletes the account as account-delete does")
+    func accountDeletedSpelling() async throws {
+        try await NativeLoginFixture.with { fixture in
+            let login = try await fixture.loginOK(email: "leaving.too@example.com")
+            let id = try #require(login["userId"]?.stringValue)
+            let response = try await fixture.send("POST", "/api/oauth/acme/apple/notifications",
+                                                  json: ["payload": .string(payload(fixture, type: "account-deleted"))])
+            #expect(response.status == 200, "\(response.text)")
+            #expect(response.json["outcome"] == "applied")
+            #expect(try await account(fixture, id)["status"] == "deleted")
+            #expect(try await fixture.refresh(try #require(login["refreshToken"]?.stringValue)).status == 401)
+        }
+    }
+
     @Test("consent-revoked and account-delete delete the account's Apple refresh tokens without queuing a revocation",
           arguments: Backend.allCases)
     func appleTokensForgotten(backend: Backend) async throws {

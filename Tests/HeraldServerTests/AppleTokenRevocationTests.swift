@@ -10,10 +10,12 @@ import Testing
 /// calls are queued durably and made by `AppleTokenWork`, so a restart loses neither.
 @Suite("Apple token exchange and revocation")
 struct AppleTokenRevocationTests {
-    static func with(clock: TestClock? = nil, _ body: (NativeLoginFixture, FakeAppleAPIServer) async throws -> Void) async throws {
+    static func with(backend: Backend = .sqlite, clock: TestClock? = nil,
+                     _ body: (NativeLoginFixture, FakeAppleAPIServer) async throws -> Void) async throws {
         let apple = try FakeAppleAPIServer()
         do {
-            try await NativeLoginFixture.with(clock: clock, configure: { $0.appleBaseURL = apple.baseURL }) { fixture in
+            try await NativeLoginFixture.with(backend: backend, clock: clock,
+                                              configure: { $0.appleBaseURL = apple.baseURL }) { fixture in
                 try expectStatus(200, await fixture.admin("PUT", "/api/admin/realms/acme/providers/apple", json: [
                     "enabled": true, "clientId": "com.example.herald.web",
                     "audiences": [.string(AppleTokenMinter.defaultAudience)],

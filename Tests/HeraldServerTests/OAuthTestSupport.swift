@@ -133,10 +133,10 @@ extension OAuthFixture {
 
     /// authorize + branch B: a fresh code for `client`.
     func code(client: String = publicClient, state: String = "st-\(UUID().uuidString)", accountID: String,
-              _ overrides: [String: String?] = [:]) async throws -> String {
+              authTime: Int64 = 1_800_000_000, _ overrides: [String: String?] = [:]) async throws -> String {
         let response = try await authorize(client: client, state: state, overrides, json: true)
         guard response.status == 200 else { throw TestClientError("authorize: \(response.status) \(response.text)") }
-        let redirect = try await complete(client: client, state: state, accountID: accountID)
+        let redirect = try await complete(client: client, state: state, accountID: accountID, authTime: authTime)
         guard let code = queryParameters(redirect)["code"] else { throw TestClientError("no code") }
         return code
     }

@@ -14,6 +14,19 @@ final class RecordingRevoker: AccountSessionRevoker {
     }
 }
 
+/// A deletion hook that records its calls and reports a fixed label.
+final class LabellingHook: AccountDeletionHook {
+    let label: String
+    let calls = Mutex<[String]>([])
+
+    init(label: String) { self.label = label }
+
+    func accountDeleted(realmID: String, accountID: String, at: Int64, in executor: any SQLExecutor) throws -> String {
+        calls.withLock { $0.append("\(realmID)/\(accountID)") }
+        return label
+    }
+}
+
 @Suite("Account store")
 struct AccountStoreTests {
     @Test("emails are unique per realm regardless of case, but may repeat across realms", arguments: Backend.allCases)
@@ -167,6 +180,37 @@ struct AccountStoreTests {
             // Deleting again changes nothing.
             try await accounts.delete(realmID: "acme", id: account.id, context: admin)
             #expect(try await test.audit.list(filter: AuditFilter(action: "account.delete")).items.count == 1)
+        }
+    }
+
+    @Test("the owner's delete runs the hook in its transaction, records account.deleted_by_user with the hook's label; a repeat answers that label",
+          arguments: Backend.allCases)
+    func deleteByOwner(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
+            let hook = LabellingHook(label: "queued")
+            let accounts = AccountStore(database: test.database, sessionRevoker: NoSessions(), deletionHook: hook,
+                                        now: test.clock.closure)
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let account = try await accounts.create(realmID: "acme", NewAccount(email: "owner@example.com"))
+            let owner = AccountDeletionRequester.owner(sessionID: "sid-1", clientID: "ios-app", clientIP: "192.0.2.7")
+
+            #expect(try await accounts.delete(realmID: "acme", id: account.id, by: owner)
+                    == AccountDeletion(deletedNow: true, followUp: "queued"))
+            #expect(hook.calls.withLock { $0 } == ["acme/\(account.id)"])
+            let events = try await SecurityEventLog(database: test.database).list(realmID: "acme").items
+            try #require(events.count == 1)
+            #expect(events[0].type == .accountDeletedByUser && events[0].reason == "queued")
+            #expect(events[0].sessionId == "sid-1" && events[0].clientId == "ios-app" && events[0].clientIp == "192.0.2.7")
+            #expect(events[0].accountId == account.id && events[0].actor == nil)
+            #expect(try await test.audit.list(filter: AuditFilter(action: "account.delete")).items.map(\.actor)
+                    == [AccountStore.ownerActor])
+
+            // Again (the owner's retry, or an admin): nothing runs or is recorded; the label is the first one's.
+            #expect(try await accounts.delete(realmID: "acme", id: account.id, by: .admin(admin))
+                    == AccountDeletion(deletedNow: false, followUp: "queued"))
+            #expect(hook.calls.withLock { $0.count } == 1)
+            #expect(try await SecurityEventLog(database: test.database).list(realmID: "acme").items.count == 1)
+            #expect(await realmsError { try await accounts.delete(realmID: "acme", id: "nobody", by: owner) }?.code == .notFound)
         }
     }
 

@@ -19,7 +19,8 @@ extension AppleTokenVault {
     /// What became of one queued exchange in an `exchangeDue` call.
     public struct ExchangeAttempt: Sendable, Equatable {
         public enum Outcome: Sendable, Equatable {
-            /// Apple answered; its refresh token is stored.
+            /// Apple answered; its refresh token is stored (or queued for revocation, when the
+            /// account was deleted while the code waited).
             case kept
             /// Apple could not be used; the exchange is tried again after a backoff.
             case retrying(AppleAPIFailure)
@@ -103,11 +104,18 @@ extension AppleTokenVault {
             switch result {
             case .success(let refreshToken):
                 // One transaction: the token is kept exactly when the code leaves the queue, and
-                // not when the row is already gone (the account was deleted meanwhile).
+                // not when the row is already gone (Apple's own notification ended the account).
+                // When the account was deleted meanwhile, the token goes to the revocation queue.
+                let sealed = seal(refreshToken: refreshToken, realmID: item.realmID, clientID: item.clientID)
                 try await database.write { db in
-                    guard try db.execute("DELETE FROM apple_code_exchanges WHERE id = ?", .text(item.id)) == 1 else { return }
-                    try store(refreshToken: refreshToken, realmID: item.realmID, accountID: item.accountID,
-                              clientID: item.clientID, in: db)
+                    guard let row = try db.queryOne("DELETE FROM apple_code_exchanges WHERE id = ? RETURNING revoke_after_exchange",
+                                                    .text(item.id)) else { return }
+                    if try row.int("revoke_after_exchange") != 0 {
+                        try Self.queueRevocation(db, realmID: item.realmID, clientID: item.clientID, sealed: sealed, at: at)
+                    } else {
+                        try store(refreshToken: refreshToken, realmID: item.realmID, accountID: item.accountID,
+                                  clientID: item.clientID, in: db)
+                    }
                 }
                 outcome = .kept
             case .failure(let failure) where failure.isRefusal:

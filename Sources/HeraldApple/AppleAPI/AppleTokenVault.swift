@@ -3,18 +3,19 @@ import JOSE
 import Realms
 import Storage
 
-/// Apple refresh tokens, kept only to revoke the user's authorization when an operator
-/// deletes the account (Apple's account-deletion requirement). Sealed under the master key
-/// bound to realm and client id; never returned or logged.
+/// Apple refresh tokens, kept only to revoke the user's authorization when the account is
+/// deleted, by an operator or by its owner (Apple's account-deletion requirement). Sealed under
+/// the master key bound to realm and client id; never returned or logged.
 ///
 /// Both doors hand a token over through one entry point, `keep(_:realmID:accountID:clientID:)`:
 /// a native login's authorization code goes into a durable exchange queue (Apple is called
 /// later, see `exchangeDue`), a web login's refresh token (its exchange already happened) is
-/// stored at once. An operator's delete moves the account's tokens into a revocation queue in
-/// the delete's own transaction (`accountDeleted`); `revokeDue` then calls Apple, backing off on
-/// failure. Both queues survive a restart; HeraldServer's background work drains them and is
-/// woken through `queueChanged` when something is queued. Nodes may revoke one row
-/// concurrently: Apple's revoke is idempotent, so that costs a call, not correctness.
+/// stored at once. A delete moves the account's tokens into a revocation queue in the delete's
+/// own transaction (`accountDeleted`) and marks codes still waiting, so their tokens follow
+/// them there; `revokeDue` then calls Apple, backing off on failure. Both queues survive a
+/// restart; HeraldServer's background work drains them and is woken through `queueChanged` when
+/// something is queued. Nodes may revoke one row concurrently: Apple's revoke is idempotent, so
+/// that costs a call, not correctness.
 public struct AppleTokenVault: AccountDeletionHook {
     /// The `apple-tokens` module's schema.
     public static let migrations: [Migration] = [
@@ -62,7 +63,26 @@ public struct AppleTokenVault: AccountDeletionHook {
             """,
             "CREATE INDEX apple_code_exchanges_due ON apple_code_exchanges (next_attempt_at)",
         ]),
+        // A code still waiting for its exchange when its account is deleted: the refresh token
+        // Apple returns for it is queued for revocation instead of stored.
+        Migration(module: "apple-tokens", version: 3, name: "revoke after exchange", statements: [
+            "ALTER TABLE apple_code_exchanges ADD COLUMN revoke_after_exchange INTEGER NOT NULL DEFAULT 0",
+        ]),
     ]
+
+    /// What an account deletion did with the account's Apple tokens (the owner's `DELETE /me`
+    /// answers it as `appleTokenRevocation`; the deletion event records it as its `reason`).
+    public enum RevocationOutcome: String, Sendable {
+        /// A stored refresh token, or a code still waiting for its exchange, is queued durably
+        /// for revocation at Apple (retried with backoff).
+        case queued
+        /// Herald kept no Apple token for the account (no `authorizationCode` was ever sent, or
+        /// its exchange failed).
+        case notStored = "not_stored"
+        /// The realm has no Team ID, Key ID and `.p8` key for Apple's REST calls, so Apple cannot
+        /// be called now; anything stored is still queued, for when a key is configured.
+        case notConfigured = "not_configured"
+    }
 
     /// What a door hands over for an account: Apple's authorization code (native login; to be
     /// exchanged) or a refresh token from an exchange the door already made (web flow).
@@ -156,7 +176,7 @@ public struct AppleTokenVault: AccountDeletionHook {
     /// Stores Apple's refresh token for the account, sealed, replacing an older one.
     func store(refreshToken: String, realmID: String, accountID: String, clientID: String,
                in db: any SQLExecutor) throws {
-        let sealed = masterKey.seal(Array(refreshToken.utf8), context: Self.sealContext(realmID, clientID))
+        let sealed = seal(refreshToken: refreshToken, realmID: realmID, clientID: clientID)
         try db.execute("""
             INSERT INTO apple_refresh_tokens (realm_id, account_id, client_id, sealed_token, stored_at)
             VALUES (?, ?, ?, ?, ?)
@@ -165,18 +185,39 @@ public struct AppleTokenVault: AccountDeletionHook {
             """, .text(realmID), .text(accountID), .text(clientID), .blob(sealed), .integer(now().unixSeconds))
     }
 
-    /// Queues the account's Apple tokens for revocation, inside the delete's transaction.
-    public func accountDeleted(realmID: String, accountID: String, at: Int64, in db: any SQLExecutor) throws {
+    /// Queues the account's Apple tokens for revocation, inside the delete's transaction, and
+    /// says what it did (a ``RevocationOutcome``'s raw value). A code still waiting for its
+    /// exchange is marked so that its token is revoked as soon as Apple returns it; it is marked
+    /// before the stored tokens are read, so an exchange committing meanwhile is seen by one or
+    /// the other.
+    public func accountDeleted(realmID: String, accountID: String, at: Int64, in db: any SQLExecutor) throws -> String {
+        let pending = try db.execute("""
+            UPDATE apple_code_exchanges SET revoke_after_exchange = 1 WHERE realm_id = ? AND account_id = ?
+            """, .text(realmID), .text(accountID))
         let rows = try db.query("SELECT client_id, sealed_token FROM apple_refresh_tokens WHERE realm_id = ? AND account_id = ?",
                                 .text(realmID), .text(accountID))
         for row in rows {
-            try db.execute("""
-                INSERT INTO apple_token_revocations (id, realm_id, client_id, sealed_token, attempts, next_attempt_at, queued_at)
-                VALUES (?, ?, ?, ?, 0, ?, ?)
-                """, .text(SecureRandom.token(byteCount: 16)), .text(realmID), .text(try row.string("client_id")),
-                .blob(try row.bytes("sealed_token")), .integer(at), .integer(at))
+            try Self.queueRevocation(db, realmID: realmID, clientID: try row.string("client_id"),
+                                     sealed: try row.bytes("sealed_token"), at: at)
         }
-        try Self.forget(db, realmID: realmID, accountID: accountID)
+        try db.execute("DELETE FROM apple_refresh_tokens WHERE realm_id = ? AND account_id = ?", .text(realmID), .text(accountID))
+        let outcome: RevocationOutcome
+        if let config = try AppleProviderStore.load(db, realmID: realmID), config.teamId != nil, config.keyId != nil,
+           config.privateKeyConfigured {
+            outcome = rows.isEmpty && pending == 0 ? .notStored : .queued
+        } else {
+            outcome = .notConfigured
+        }
+        return outcome.rawValue
+    }
+
+    /// Queues one sealed refresh token for revocation, due now.
+    static func queueRevocation(_ db: any SQLExecutor, realmID: String, clientID: String, sealed: [UInt8], at: Int64) throws {
+        try db.execute("""
+            INSERT INTO apple_token_revocations (id, realm_id, client_id, sealed_token, attempts, next_attempt_at, queued_at)
+            VALUES (?, ?, ?, ?, 0, ?, ?)
+            """, .text(SecureRandom.token(byteCount: 16)), .text(realmID), .text(clientID), .blob(sealed), .integer(at),
+            .integer(at))
     }
 
     /// Deletes the account's stored Apple refresh tokens without revoking them, inside the
@@ -248,6 +289,10 @@ public struct AppleTokenVault: AccountDeletionHook {
             return await apple.revoke(refreshToken: String(decoding: plain, as: UTF8.self), clientID: clientID,
                                       clientSecret: secret)
         }
+    }
+
+    func seal(refreshToken: String, realmID: String, clientID: String) -> [UInt8] {
+        masterKey.seal(Array(refreshToken.utf8), context: Self.sealContext(realmID, clientID))
     }
 
     static func sealContext(_ realmID: String, _ clientID: String) -> String { "apple-refresh-token:\(realmID):\(clientID)" }

@@ -81,11 +81,8 @@ struct AccountAdminHandlers: Sendable {
 
     func delete(_ request: HTTPRequest, _ caller: AdminCaller) async throws -> HTTPResponse {
         let context = try caller.changeContext(request)
-        try await stores.accounts.delete(realmID: request.parameter("realm"), id: try Self.accountID(request),
-                                         context: context)
-        // The delete queued the account's Apple tokens for revocation; the background work
-        // calls Apple now, after the commit and without holding up the answer (and retries).
-        stores.appleTokens.revocationsQueued()
+        _ = try await stores.accountDeletions.delete(realmID: request.parameter("realm"),
+                                                     accountID: try Self.accountID(request), by: .admin(context))
         return .noContent
     }
 

@@ -19,8 +19,8 @@ struct AdminStores: Sendable {
     let sessions: SessionStore
     /// Revokes an account's sessions on an operator's request.
     let sessionRevoker: SessionRevoker
-    /// Told when a delete has queued Apple tokens for revocation, so they are revoked now.
-    let appleTokens: AppleTokenVault
+    /// Account deletion, shared with the owner's `DELETE /me`.
+    let accountDeletions: AccountDeletions
     let database: any Database
     let now: @Sendable () -> Date
 
@@ -36,7 +36,7 @@ struct AdminStores: Sendable {
         keyRing = services.keyRing
         sessions = services.sessions
         sessionRevoker = services.sessionRevoker
-        appleTokens = services.appleTokens
+        accountDeletions = services.accountDeletions
         database = services.database
         now = services.now
     }

@@ -58,6 +58,8 @@ public struct HeraldServices: Sendable {
     /// Apple refresh tokens of native and web logins, revoked on account deletion; its queues
     /// are drained by `appleTokenWork`.
     public let appleTokens: AppleTokenVault
+    /// Account deletion for the admin API and the owner's `DELETE /me` (one path).
+    let accountDeletions: AccountDeletions
     /// Sign in with Apple in a browser (the same login pipeline as native apps).
     public let appleWeb: AppleWebLogin
     /// Security events for Apple's refusals of code exchanges, from both doors.
@@ -127,7 +129,9 @@ public struct HeraldServices: Sendable {
         let appleTokens = AppleTokenVault(database: database, masterKey: masterKey, apple: apple, now: now,
                                           queueChanged: { appleTokenSignal.wake() })
         self.appleTokens = appleTokens
-        accounts = AccountStore(database: database, sessionRevoker: sessionRevoker, deletionHook: appleTokens, now: now)
+        let accounts = AccountStore(database: database, sessionRevoker: sessionRevoker, deletionHook: appleTokens, now: now)
+        self.accounts = accounts
+        accountDeletions = AccountDeletions(accounts: accounts, appleTokens: appleTokens)
         appleWeb = AppleWebLogin(database: database, masterKey: masterKey, apple: apple, login: nativeLogin,
                                  vault: appleTokens, now: now)
         appleNotifications = AppleNotificationInbox(

@@ -674,210 +674,6 @@ paths:
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
         "503":
           $ref: "#/components/responses/AppleLoginResultPage"
-  /api/oauth/{realmId}/apple/notifications:
-    post:
-      tags: [Native login]
-      operationId: appleNotifications
-      summary: Receive Apple's server-to-server notifications for Sign in with Apple
-      description: |
-        The endpoint to register as the realm's "Server-to-Server Notification Endpoint" in
-        Apple's developer portal. The body carries Apple's signed payload in `payload`
-        (form-encoded, as Apple sends it, or in a JSON object). It is verified like an identity
-        token — signature against Apple's JWKS, issuer, audience among the realm's Services ID
-        and Bundle IDs — and its `iat` must be a whole second, not in the future and at most
-        7 days old. The event (`events`, a JSON string or an object; else top-level `type` and
-        `sub`) is then applied once per (realm, `jti`):
-        `consent-revoked` unlinks the Apple identity and revokes the account's sessions;
-        `account-delete` deletes the account as the admin delete does; `email-enabled` /
-        `email-disabled` record the identity's `emailRelayEnabled`. A subject or event type
-        Herald does not know is acknowledged (`ignored`); a retry is acknowledged
-        (`duplicate`) and changes nothing. Every applied event is in the audit log (actor
-        `apple`) and in `herald_apple_notifications_total`. Works while the provider is
-        disabled (account events must still arrive); an unknown realm or a realm without an
-        Apple provider is 404.
-      parameters:
-        - $ref: "#/components/parameters/RealmId"
-      requestBody:
-        required: true
-        content:
-          application/x-www-form-urlencoded:
-            schema:
-              $ref: "#/components/schemas/AppleNotificationRequest"
-          application/json:
-            schema:
-              $ref: "#/components/schemas/AppleNotificationRequest"
-      responses:
-        "200":
-          description: Verified; applied, ignored or a duplicate.
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/AppleNotificationReceipt"
-              example:
-                type: consent-revoked
-                outcome: applied
-        "400":
-          description: |
-            `bad_request` (no `payload`, or over 16 KiB) or `invalid_notification`, whose
-            `details.reason` is the check that failed: `malformed`, `algorithm`, `unknown_key`,
-            `signature`, `issuer`, `audience`, `expired` (`iat` over 7 days old),
-            `not_yet_valid` or `missing_event` (no usable `events`, `sub` or `jti`). Nothing changed.
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
-        "404":
-          description: "`not_found` (unknown or disabled realm) or `provider_not_configured`."
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
-        "413":
-          $ref: "#/components/responses/PayloadTooLarge"
-        "414":
-          $ref: "#/components/responses/URITooLong"
-        "415":
-          description: "`unsupported_media_type`: the body is neither form-encoded nor JSON."
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
-        "431":
-          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
-        "503":
-          description: "`apple_unavailable` (Apple's JWKS could not be fetched and no cached key decides) or `service_unavailable` (database unreachable): nothing changed; Apple retries."
-          headers:
-            Retry-After:
-              schema:
-                type: integer
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
-  /api/auth/{realmId}/session/refresh:
-    post:
-      tags: [Session]
-      operationId: refreshSession
-      summary: Rotate a refresh token
-      description: |
-        The presented refresh token dies and a new one is returned with a new access token and
-        the account as `user`; the session's absolute expiry does not move, its idle deadline
-        (`refreshIdleTTL`) does. Presenting a rotated token again revokes the whole session (401
-        `refresh_token_revoked`). A session past its absolute lifetime or unused past its idle
-        timeout answers 401 `refresh_token_expired`. Sessions are bound to their client, and to
-        the issuing IP when the client has `ipBinding`. Requests are limited per client IP and per
-        `clientId` (429 `rate_limited` with `Retry-After`).
-      parameters:
-        - $ref: "#/components/parameters/RealmId"
-      requestBody:
-        required: true
-        content:
-          application/json:
-            schema:
-              $ref: "#/components/schemas/RefreshRequest"
-      responses:
-        "200":
-          description: New tokens.
-          headers:
-            Cache-Control:
-              schema:
-                type: string
-                const: no-store
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/SessionTokens"
-        "400":
-          $ref: "#/components/responses/BadRequest"
-        "401":
-          $ref: "#/components/responses/RefreshUnauthorized"
-        "403":
-          $ref: "#/components/responses/SessionForbidden"
-        "404":
-          $ref: "#/components/responses/NotFound"
-        "413":
-          $ref: "#/components/responses/PayloadTooLarge"
-        "414":
-          $ref: "#/components/responses/URITooLong"
-        "431":
-          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
-        "429":
-          $ref: "#/components/responses/RequestRateLimited"
-  /api/auth/{realmId}/session/logout:
-    post:
-      tags: [Session]
-      operationId: logout
-      summary: End the session
-      description: |
-        Revokes the session of the bearer access token (its refresh and access tokens stop
-        working at once) and, when given, the session of `refreshToken` too.
-      security:
-        - accessToken: []
-      parameters:
-        - $ref: "#/components/parameters/RealmId"
-      requestBody:
-        required: false
-        content:
-          application/json:
-            schema:
-              $ref: "#/components/schemas/LogoutRequest"
-      responses:
-        "200":
-          description: Logged out.
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Message"
-              example:
-                message: Logged out
-        "400":
-          $ref: "#/components/responses/BadRequest"
-        "401":
-          $ref: "#/components/responses/SessionUnauthorized"
-        "403":
-          $ref: "#/components/responses/SessionForbidden"
-        "404":
-          $ref: "#/components/responses/NotFound"
-        "413":
-          $ref: "#/components/responses/PayloadTooLarge"
-        "414":
-          $ref: "#/components/responses/URITooLong"
-        "431":
-          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
-        "503":
-          $ref: "#/components/responses/ServiceUnavailable"
-  /api/auth/{realmId}/me:
-    get:
-      tags: [Session]
-      operationId: getMe
-      summary: The signed-in account
-      security:
-        - accessToken: []
-      parameters:
-        - $ref: "#/components/parameters/RealmId"
-      responses:
-        "200":
-          description: The account of the bearer access token.
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Me"
-        "400":
-          $ref: "#/components/responses/MalformedRequest"
-        "401":
-          $ref: "#/components/responses/SessionUnauthorized"
-        "403":
-          $ref: "#/components/responses/SessionForbidden"
-        "404":
-          $ref: "#/components/responses/NotFound"
-        "413":
-          $ref: "#/components/responses/PayloadTooLarge"
-        "414":
-          $ref: "#/components/responses/URITooLong"
-        "431":
-          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
-        "503":
-          $ref: "#/components/responses/ServiceUnavailable"
   /api/oauth/{realmId}/google/native-login:
     post:
       tags: [Native login]
@@ -1135,6 +931,320 @@ paths:
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
         "503":
           $ref: "#/components/responses/AppleLoginResultPage"
+  /api/oauth/{realmId}/apple/notifications:
+    post:
+      tags: [Native login]
+      operationId: appleNotifications
+      summary: Receive Apple's server-to-server notifications for Sign in with Apple
+      description: |
+        The endpoint to register as the realm's "Server-to-Server Notification Endpoint" in
+        Apple's developer portal. The body carries Apple's signed payload in `payload`
+        (form-encoded, as Apple sends it, or in a JSON object). It is verified like an identity
+        token — signature against Apple's JWKS, issuer, audience among the realm's Services ID
+        and Bundle IDs — and its `iat` must be a whole second, not in the future and at most
+        7 days old. The event (`events`, a JSON string or an object; else top-level `type` and
+        `sub`) is then applied once per (realm, `jti`):
+        `consent-revoked` unlinks the Apple identity and revokes the account's sessions;
+        `account-delete` deletes the account as the admin delete does; `email-enabled` /
+        `email-disabled` record the identity's `emailRelayEnabled`. A subject or event type
+        Herald does not know is acknowledged (`ignored`); a retry is acknowledged
+        (`duplicate`) and changes nothing. Every applied event is in the audit log (actor
+        `apple`) and in `herald_apple_notifications_total`. Works while the provider is
+        disabled (account events must still arrive); an unknown realm or a realm without an
+        Apple provider is 404.
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              $ref: "#/components/schemas/AppleNotificationRequest"
+          application/json:
+            schema:
+              $ref: "#/components/schemas/AppleNotificationRequest"
+      responses:
+        "200":
+          description: Verified; applied, ignored or a duplicate.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/AppleNotificationReceipt"
+              example:
+                type: consent-revoked
+                outcome: applied
+        "400":
+          description: |
+            `bad_request` (no `payload`, or over 16 KiB) or `invalid_notification`, whose
+            `details.reason` is the check that failed: `malformed`, `algorithm`, `unknown_key`,
+            `signature`, `issuer`, `audience`, `expired` (`iat` over 7 days old),
+            `not_yet_valid` or `missing_event` (no usable `events`, `sub` or `jti`). Nothing changed.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "404":
+          description: "`not_found` (unknown or disabled realm) or `provider_not_configured`."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "415":
+          description: "`unsupported_media_type`: the body is neither form-encoded nor JSON."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          description: "`apple_unavailable` (Apple's JWKS could not be fetched and no cached key decides) or `service_unavailable` (database unreachable): nothing changed; Apple retries."
+          headers:
+            Retry-After:
+              schema:
+                type: integer
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+  /api/auth/{realmId}/session/refresh:
+    post:
+      tags: [Session]
+      operationId: refreshSession
+      summary: Rotate a refresh token
+      description: |
+        The presented refresh token dies and a new one is returned with a new access token and
+        the account as `user`; the session's absolute expiry does not move, its idle deadline
+        (`refreshIdleTTL`) does. Presenting a rotated token again revokes the whole session (401
+        `refresh_token_revoked`). A session past its absolute lifetime or unused past its idle
+        timeout answers 401 `refresh_token_expired`. Sessions are bound to their client, and to
+        the issuing IP when the client has `ipBinding`. Requests are limited per client IP and per
+        `clientId` (429 `rate_limited` with `Retry-After`).
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: "#/components/schemas/RefreshRequest"
+      responses:
+        "200":
+          description: New tokens.
+          headers:
+            Cache-Control:
+              schema:
+                type: string
+                const: no-store
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/SessionTokens"
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/RefreshUnauthorized"
+        "403":
+          $ref: "#/components/responses/SessionForbidden"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "429":
+          $ref: "#/components/responses/RequestRateLimited"
+        "503":
+          $ref: "#/components/responses/ServiceUnavailable"
+  /api/auth/{realmId}/session/logout:
+    post:
+      tags: [Session]
+      operationId: logout
+      summary: End the session
+      description: |
+        Revokes the session of the bearer access token (its refresh and access tokens stop
+        working at once) and, when given, the session of `refreshToken` too.
+      security:
+        - accessToken: []
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: "#/components/schemas/LogoutRequest"
+      responses:
+        "200":
+          description: Logged out.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Message"
+              example:
+                message: Logged out
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/SessionUnauthorized"
+        "403":
+          $ref: "#/components/responses/SessionForbidden"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          $ref: "#/components/responses/ServiceUnavailable"
+  /api/auth/{realmId}/me:
+    get:
+      tags: [Session]
+      operationId: getMe
+      summary: The signed-in account
+      security:
+        - accessToken: []
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      responses:
+        "200":
+          description: The account of the bearer access token.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Me"
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
+        "401":
+          $ref: "#/components/responses/SessionUnauthorized"
+        "403":
+          $ref: "#/components/responses/SessionForbidden"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          $ref: "#/components/responses/ServiceUnavailable"
+    delete:
+      tags: [Session]
+      operationId: deleteMe
+      summary: Delete the signed-in account (App Store guideline 5.1.1(v))
+      description: |
+        The account's owner deletes it from inside the app. It is deleted exactly as the admin
+        `DELETE /api/admin/realms/{realmId}/accounts/{accountId}` does: the email is freed (only a
+        SHA-256 of it is kept), the name cleared, the identities unlinked, every session of the
+        account revoked (their access and refresh tokens stop working at once), and the stored
+        Apple tokens queued durably for revocation at Apple (retried with backoff; a code still
+        waiting for its exchange is revoked as soon as Apple returns its token). The security
+        event `account.deleted_by_user` is recorded with the session, client and address, its
+        `reason` being `appleTokenRevocation`.
+
+        **Who.** The access token of a first-party session (a public first-party client, as for
+        `GET /me`). A confidential or third-party client's access token is refused with 403
+        `insufficient_scope` unless its scope, capped by the client's current `allowedScopes`,
+        holds `account:delete` (the client must be allowed the scope and request it at
+        `/authorize`).
+
+        **Recent sign-in.** The session's sign-in (`auth_time`; refreshing keeps it) must be at
+        most 600 seconds old, else 401 `reauthentication_required` (`details.maxAgeSeconds`,
+        and `WWW-Authenticate: Bearer error="insufficient_user_authentication", max_age=600`,
+        RFC 9470), and nothing changes. An app runs Sign in with Apple again right before
+        deleting, sending the fresh `authorizationCode` with it, and deletes with the new
+        session's access token.
+
+        **Answer.** `appleTokenRevocation` is `queued` when a stored Apple token (or a code
+        waiting for its exchange) was queued for revocation; `not_stored` when Herald kept no
+        Apple token for the account (no `authorizationCode` was ever sent, or its exchange
+        failed); `not_configured` when the realm has no Team ID, Key ID and `.p8` key for
+        Apple's REST calls (anything stored is still queued, for when a key is configured).
+        Without a revocation (`not_stored`, `not_configured`), TN3194's fallback applies: the
+        account is deleted all the same, and the app directs the user to stop using Sign in with
+        Apple for it in the device's Settings (Apple Account → Sign in with Apple); Apple then
+        posts `credentialRevokedNotification` to the app and `consent-revoked` to the realm's
+        notification endpoint. Until that is done Apple still reports the credential as
+        authorized, so the next sign-in does not ask for name and email again.
+
+        **Idempotent.** Once the account is deleted, an access token of any of its sessions
+        that has not expired (and, for another client, still holds `account:delete`) answers the
+        same 200, with the `appleTokenRevocation` the deletion recorded (`not_stored` when none
+        was recorded: Apple's own `account-delete` notification, or an event past its
+        retention), and changes nothing; no recent sign-in is asked then.
+      security:
+        - accessToken: []
+      parameters:
+        - $ref: "#/components/parameters/RealmId"
+      responses:
+        "200":
+          description: The account is deleted (by this request or an earlier one).
+          headers:
+            Cache-Control:
+              schema:
+                type: string
+                const: no-store
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/AccountDeleted"
+              example:
+                deleted: true
+                appleTokenRevocation: queued
+        "400":
+          $ref: "#/components/responses/MalformedRequest"
+        "401":
+          description: |
+            `reauthentication_required`: the session's sign-in is more than 600 seconds old (see
+            above); or the token is refused as at `GET /me`: `unauthorized`, `wrong_token_type`,
+            `token_expired`, `token_revoked`.
+          headers:
+            WWW-Authenticate:
+              schema:
+                type: string
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+              example:
+                status: 401
+                code: reauthentication_required
+                message: Sign in again right before deleting the account
+                details:
+                  maxAgeSeconds: 600
+                requestId: 6f1c2a9e-51a4-4d54-9a55-0c1f7d4b8e21
+        "403":
+          description: |
+            `insufficient_scope`: a confidential or third-party client's token without
+            `account:delete` (`details.scope`, and `WWW-Authenticate: Bearer
+            error="insufficient_scope", scope="account:delete"`); or `account_disabled`.
+          headers:
+            WWW-Authenticate:
+              schema:
+                type: string
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+        "503":
+          $ref: "#/components/responses/ServiceUnavailable"
   /api/oauth/{realmId}/.well-known/openid-configuration:
     get:
       tags: [OAuth]
@@ -2465,7 +2575,9 @@ paths:
         `registration_disabled`, `account_disabled`, …; only failures counted against the
         login limit), `refresh_token.reused` and `authorization_code.reused` (the session was
         revoked), `account.disabled`, `account.enabled`, `account.deleted` (with the admin
-        token's name as `actor`), `apple.code_exchange_refused` (Apple refused an authorization
+        token's name as `actor`), `account.deleted_by_user` (the owner's `DELETE /me`, with its
+        session, client and address; both deletion events' reason tells what became of the
+        Apple tokens: `queued`, `not_stored` or `not_configured`), `apple.code_exchange_refused` (Apple refused an authorization
         code exchange; reason Apple's error: `invalid_client` — check the Team ID, Key ID and
         `.p8` key — `invalid_grant` or `refused`; `actor` `apple`). Each is written in the transaction of what it records where
         there is one. Events never hold a token, code, secret, nonce or email; `clientId` is set
@@ -3294,6 +3406,8 @@ components:
             - refresh_token_revoked
             - account_disabled
             - account_deleted
+            - reauthentication_required
+            - insufficient_scope
             - client_not_allowed
             - forbidden
             - not_found
@@ -4058,7 +4172,7 @@ components:
             after: 600
     SecurityEventType:
       type: string
-      enum: [login.succeeded, login.failed, refresh_token.reused, authorization_code.reused, account.disabled, account.enabled, account.deleted, apple.code_exchange_refused]
+      enum: [login.succeeded, login.failed, refresh_token.reused, authorization_code.reused, account.disabled, account.enabled, account.deleted, account.deleted_by_user, apple.code_exchange_refused]
     SecurityEvent:
       type: object
       required: [id, realmId, at, type, reason, accountId, clientId, sessionId, clientIp, actor]
@@ -4312,6 +4426,21 @@ components:
       properties:
         message:
           type: string
+    AccountDeleted:
+      type: object
+      required: [deleted, appleTokenRevocation]
+      additionalProperties: false
+      properties:
+        deleted:
+          type: boolean
+          const: true
+        appleTokenRevocation:
+          type: string
+          enum: [queued, not_stored, not_configured]
+          description: |
+            What became of the account's Apple tokens: `queued` (revocation at Apple queued
+            durably), `not_stored` (Herald kept none), `not_configured` (the realm has no `.p8`
+            key for Apple's REST calls).
     Me:
       type: object
       required: [id, email, emailVerified, isPrivateEmail, name, status, createdAt, identities]

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 import JOSE
 import Realms
@@ -7,7 +8,9 @@ import TokenIssuer
 /// serves public first-party apps only (`ClientStanding.usesSessionAPI`), as their client is
 /// checked at each use: a confidential client refreshes at `/token` with its authentication,
 /// and a third-party client reads `/userinfo`, which applies its token's scope. Anything else
-/// answers 403 `client_not_allowed` and changes nothing.
+/// answers 403 `client_not_allowed` and changes nothing. The one exception is `DELETE /me`
+/// (`SessionRoutes+DeleteMe.swift`), which another client's token may use when its scope holds
+/// `account:delete`.
 ///
 /// The handlers are static and take the group as `context`: what it holds is all they use.
 struct SessionRoutes: RouteGroup {
@@ -17,7 +20,10 @@ struct SessionRoutes: RouteGroup {
     let accessTokens: AccessTokenVerifier
     let requestLimiter: RequestRateLimiter
     let clientAddresses: ClientAddressResolver
+    /// The owner's `DELETE /me` (the admin delete's path).
+    let accountDeletions: AccountDeletions
     let logger: Logger
+    let now: @Sendable () -> Date
 
     func register(in router: inout Router, endpoint: Endpoint) {
         let context = self
@@ -29,6 +35,9 @@ struct SessionRoutes: RouteGroup {
         })
         router.add("GET", "/api/auth/:realm/me", endpoint.handler { request in
             try await Self.me(request, context: context)
+        })
+        router.add("DELETE", "/api/auth/:realm/me", endpoint.handler { request in
+            try await Self.deleteMe(request, context: context)
         })
     }
 
@@ -103,22 +112,32 @@ struct SessionRoutes: RouteGroup {
         guard let token = BearerAuthorization.token(in: request) else {
             throw APIError.unauthorized
         }
-        switch try await context.accessTokens.validate(token, realmID: realmID, requiring: .sessionAPIClient) {
-        case .valid(let claims): return claims
+        let validation = try await context.accessTokens.validate(token, realmID: realmID, requiring: .sessionAPIClient)
+        if case .valid(let claims) = validation { return claims }
+        throw try await refusal(validation, token: token, realmID: realmID, context: context)
+    }
+
+    /// The contract's 401/403 for a token `validate` did not find valid.
+    static func refusal(_ validation: AccessTokenValidation, token: String, realmID: String,
+                        context: SessionRoutes) async throws -> APIError {
+        switch validation {
+        case .valid:
+            // Not a refusal: callers take a valid token before asking.
+            return .internalError
         case .invalid:
             // Only now, on the failure path, look at what else it might be: an app that sends
             // its ID or refresh token has a bug to fix, not a person to sign out. Admin tokens
             // are never looked up here: this public route must not tell anyone whether a string
             // is a live admin token (issue #38), so one is simply not a session token.
             if let kind = try await context.accessTokens.misusedTokenKind(token, realmID: realmID) {
-                throw APIError.wrongTokenType(presented: kind == .idToken ? "id_token" : "refresh_token")
+                return .wrongTokenType(presented: kind == .idToken ? "id_token" : "refresh_token")
             }
-            throw APIError.invalidAccessToken
-        case .clientNotAllowed: throw APIError.sessionAPIClientNotAllowed
-        case .expired: throw APIError.tokenExpired
-        case .revoked: throw APIError.tokenRevoked
-        case .accountDisabled: throw APIError.accountDisabled
-        case .accountDeleted: throw APIError.accountDeleted
+            return .invalidAccessToken
+        case .clientNotAllowed: return .sessionAPIClientNotAllowed
+        case .expired: return .tokenExpired
+        case .revoked: return .tokenRevoked
+        case .accountDisabled: return .accountDisabled
+        case .accountDeleted: return .accountDeleted
         }
     }
 }

@@ -129,28 +129,44 @@ public struct AccountStore: Sendable {
     }
 
     /// Deletes an account: its email is freed (replaced by a placeholder; only a SHA-256 of
-    /// the original is kept), its name cleared, identities unlinked and sessions revoked.
-    /// Deleting an already deleted account changes nothing. Throws `notFound`.
-    public func delete(realmID: String, id: String, context: ChangeContext) async throws {
+    /// the original is kept), its name cleared, identities unlinked, sessions revoked, the
+    /// deletion hook run (queueing the revocation of its Apple tokens) and the requester's event
+    /// recorded, in one transaction. Deleting an already deleted account changes nothing and
+    /// answers what the deletion that did it recorded. The one path of the admin delete and the
+    /// owner's `DELETE /me`. Throws `notFound` (realm or account).
+    public func delete(realmID: String, id: String, by requester: AccountDeletionRequester) async throws -> AccountDeletion {
         let at = now().unixSeconds
         let sessions = self.sessions
         let hook = deletionHook
-        try await database.write { db in
+        return try await database.write { db in
             try RealmStore.requireRealm(db, id: realmID)
             guard try Self.load(db, realmID: realmID, id: id) != nil else { throw RealmsError.notFound("account") }
-            if try Self.delete(db, realmID: realmID, id: id, at: at, context: context, sessions: sessions) {
-                try hook?.accountDeleted(realmID: realmID, accountID: id, at: at, in: db)
+            if let deletion = try Self.delete(db, realmID: realmID, id: id, at: at, by: requester, sessions: sessions,
+                                              hook: hook) {
+                return deletion
             }
+            return AccountDeletion(deletedNow: false, followUp: try Self.recordedFollowUp(db, realmID: realmID, accountID: id))
         }
     }
 
-    /// `delete` inside the caller's write transaction (the admin route, and Apple's
-    /// `account-delete` notification): returns false when there was no such account or it was
-    /// already deleted (nothing changed, nothing audited).
+    /// An operator's delete (see ``delete(realmID:id:by:)``).
+    public func delete(realmID: String, id: String, context: ChangeContext) async throws {
+        _ = try await delete(realmID: realmID, id: id, by: .admin(context))
+    }
+
+    /// `delete` inside the caller's write transaction, without the deletion hook (Apple's
+    /// `account-delete` notification, whose tokens Apple already ended): returns false when there
+    /// was no such account or it was already deleted (nothing changed, nothing audited).
     @discardableResult
     public static func delete(_ db: any SQLExecutor, realmID: String, id: String, at: Int64, context: ChangeContext,
                               sessions: any AccountSessionRevoker) throws -> Bool {
-        guard let before = try load(db, realmID: realmID, id: id), before.status != .deleted else { return false }
+        try delete(db, realmID: realmID, id: id, at: at, by: .admin(context), sessions: sessions, hook: nil) != nil
+    }
+
+    /// The deletion itself; nil when there was no such account or it was already deleted.
+    static func delete(_ db: any SQLExecutor, realmID: String, id: String, at: Int64, by requester: AccountDeletionRequester,
+                       sessions: any AccountSessionRevoker, hook: (any AccountDeletionHook)?) throws -> AccountDeletion? {
+        guard let before = try load(db, realmID: realmID, id: id), before.status != .deleted else { return nil }
         var after = before
         after.email = deletedEmail(accountID: id)
         after.emailVerified = false
@@ -166,11 +182,34 @@ public struct AccountStore: Sendable {
             .text(after.email), .blob(SHA256.hash(before.email)), .integer(at), .text(realmID), .text(id))
         try db.execute("DELETE FROM identities WHERE realm_id = ? AND account_id = ?", .text(realmID), .text(id))
         try sessions.revokeSessions(realmID: realmID, accountID: id, in: db)
-        try SecurityEventLog.record(db, NewSecurityEvent(realmID: realmID, type: .accountDeleted, at: at,
-                                                         accountID: id, actor: context.actor))
+        let followUp = try hook?.accountDeleted(realmID: realmID, accountID: id, at: at, in: db)
+        let context: ChangeContext
+        switch requester {
+        case .admin(let admin):
+            context = admin
+            try SecurityEventLog.record(db, NewSecurityEvent(realmID: realmID, type: .accountDeleted, at: at,
+                                                             reason: followUp, accountID: id, actor: admin.actor))
+        case .owner(let sessionID, let clientID, let clientIP):
+            context = try ChangeContext(actor: Self.ownerActor)
+            try SecurityEventLog.record(db, NewSecurityEvent(realmID: realmID, type: .accountDeletedByUser, at: at,
+                                                             reason: followUp, accountID: id, clientID: clientID,
+                                                             sessionID: sessionID, clientIP: clientIP))
+        }
         try AuditLog.record(db, at: at, context: context, action: "account.delete", target: target(realmID, id),
                             realmID: realmID, changes: auditChanges(before: before, after: after))
-        return true
+        return AccountDeletion(deletedNow: true, followUp: followUp)
+    }
+
+    /// The audit actor of an owner's own deletion.
+    public static let ownerActor = "account-owner"
+
+    /// The hook's label recorded with the account's deletion (the newest deletion event's reason).
+    static func recordedFollowUp(_ db: any SQLExecutor, realmID: String, accountID: String) throws -> String? {
+        try db.queryOne("""
+            SELECT reason FROM security_events WHERE realm_id = ? AND account_id = ? AND type IN (?, ?)
+            ORDER BY id DESC LIMIT 1
+            """, .text(realmID), .text(accountID), .text(SecurityEventType.accountDeleted.rawValue),
+            .text(SecurityEventType.accountDeletedByUser.rawValue))?.optionalString("reason")
     }
 
     // MARK: - Inside transactions (for account resolution)

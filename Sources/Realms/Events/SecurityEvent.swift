@@ -12,8 +12,15 @@ public enum SecurityEventType: String, Sendable, CaseIterable, Codable {
     case accountDisabled = "account.disabled"
     /// An admin enabled a disabled account again.
     case accountEnabled = "account.enabled"
-    /// An admin deleted the account.
+    /// An admin deleted the account (`reason`: what became of its Apple tokens, as for
+    /// `account.deleted_by_user`), or Apple's `account-delete` notification did (`actor`
+    /// `apple`, no reason: Apple ended the tokens itself).
     case accountDeleted = "account.deleted"
+    /// The account's owner deleted it with their own session (`DELETE /api/auth/{realm}/me`);
+    /// `sessionId`, `clientId` and `clientIp` name the request. `reason` is what became of
+    /// its Apple tokens: `queued`, `not_stored` or `not_configured` (the answer's
+    /// `appleTokenRevocation`).
+    case accountDeletedByUser = "account.deleted_by_user"
     /// Apple refused an authorization-code exchange; `reason` is Apple's error
     /// (`invalid_client`: check the Team ID, Key ID and key; `invalid_grant`; `refused`).
     case appleCodeExchangeRefused = "apple.code_exchange_refused"

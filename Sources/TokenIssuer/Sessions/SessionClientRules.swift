@@ -34,4 +34,20 @@ public enum AccessRequirement: Sendable {
     case anyClient
     /// A client the first-party session API serves (`/me`, logout): a public first-party app.
     case sessionAPIClient
+    /// Deleting the token's own account (`DELETE /me`): a client the session API serves, or any
+    /// other client whose token's scope, capped by what the client may still be granted, holds
+    /// ``accountDeletionScope``. A partner's backend must be granted that power explicitly.
+    case accountDeletion
+
+    /// The scope that lets a confidential or third-party client's token delete its account.
+    public static let accountDeletionScope = "account:delete"
+
+    /// Whether a token of `client` with the (capped) `scope` meets the requirement.
+    func admits(_ client: ClientStanding, scope: [String]) -> Bool {
+        switch self {
+        case .anyClient: true
+        case .sessionAPIClient: client.usesSessionAPI
+        case .accountDeletion: client.usesSessionAPI || scope.contains(Self.accountDeletionScope)
+        }
+    }
 }

@@ -13,11 +13,15 @@ public struct AccessTokenClaims: Sendable, Equatable {
     public let exp: Int64
     public let iat: Int64
     public let jti: String
+    /// When the person signed in to start the session (`auth_time`, unix seconds): a refresh
+    /// keeps it, so it tells how recently someone proved who they are (`DELETE /me` asks).
+    /// nil for a token without the claim.
+    public let authTime: Int64?
 
     /// The same claims with `scope` replaced (validation's cap by the client's scopes).
     func scoped(_ scope: [String]) -> AccessTokenClaims {
         AccessTokenClaims(realmID: realmID, sub: sub, clientID: clientID, scope: scope, sessionID: sessionID,
-                          exp: exp, iat: iat, jti: jti)
+                          exp: exp, iat: iat, jti: jti, authTime: authTime)
     }
 }
 
@@ -32,5 +36,8 @@ public enum AccessTokenValidation: Sendable, Equatable {
     /// A valid token whose client the route does not serve (`AccessRequirement`).
     case clientNotAllowed
     case accountDisabled
-    case accountDeleted
+    /// The token is otherwise valid (signature, expiry, session of this account, live client,
+    /// the route's requirement), but its account was deleted since: the claims, with the scope
+    /// capped, let a route that must stay idempotent (`DELETE /me`) answer a retry.
+    case accountDeleted(AccessTokenClaims)
 }

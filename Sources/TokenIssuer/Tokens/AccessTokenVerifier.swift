@@ -41,7 +41,8 @@ public struct AccessTokenVerifier: Sendable {
     /// `at+jwt`, issuer, expiry), then its session, account and client: a disabled, deleted or
     /// re-created client ends its tokens at once (`revoked`), a client the route does not serve
     /// is `clientNotAllowed`, and the scope returned is capped by the client's current
-    /// `allowedScopes`. Throws a storage error when the keys or the session cannot be read.
+    /// `allowedScopes` (the requirement is checked against the capped scope). Throws a storage
+    /// error when the keys or the session cannot be read.
     public func validate(_ token: String, realmID: String,
                          requiring requirement: AccessRequirement = .anyClient) async throws -> AccessTokenValidation {
         guard let claims = try await verifiedClaims(token, realmID: realmID) else { return .invalid }
@@ -58,14 +59,12 @@ public struct AccessTokenVerifier: Sendable {
               let client = state.client, client.admits(sessionOf: state.clientInstanceID) else {
             return .revoked
         }
-        switch requirement {
-        case .anyClient: break
-        case .sessionAPIClient: if !client.usesSessionAPI { return .clientNotAllowed }
-        }
+        let capped = claims.scoped(client.capping(claims.scope))
+        guard requirement.admits(client, scope: capped.scope) else { return .clientNotAllowed }
         switch state.account {
         case .disabled: return .accountDisabled
-        case .deleted: return .accountDeleted
-        case .active: return state.revoked ? .revoked : .valid(claims.scoped(client.capping(claims.scope)))
+        case .deleted: return .accountDeleted(capped)
+        case .active: return state.revoked ? .revoked : .valid(capped)
         }
     }
 
@@ -109,7 +108,7 @@ public struct AccessTokenVerifier: Sendable {
         else { return nil }
         let scope = (payload["scope"]?.stringValue ?? "").split(separator: " ").map(String.init)
         return AccessTokenClaims(realmID: realmID, sub: sub, clientID: clientID, scope: scope, sessionID: sid,
-                                 exp: exp, iat: iat, jti: jti)
+                                 exp: exp, iat: iat, jti: jti, authTime: payload["auth_time"]?.int64Value)
     }
 
     /// A verification key by kid, only while the key is published (active, or retired and
