@@ -28,7 +28,7 @@ run: release
 ## test: every test suite: a short fuzzing run, the Python interop stage (authlib + jwcrypto
 ## against the real binary), the OpenAPI conformance stage (schemathesis against the served
 ## document, Tests/Conformance), the browser stage (headless Debian chromium + Selenium through
-## the Apple web flow and the admin console, Tests/Browser; installs chromium when missing), then the Swift suites
+## the Apple and Google web sign-ins and the admin console, Tests/Browser; installs chromium when missing), then the Swift suites
 ## (unit, end-to-end over loopback).
 test: deps fuzz-smoke
 	$(SWIFT) build --build-tests
