@@ -3397,6 +3397,7 @@ components:
             - bad_request
             - invalid_downstream_state
             - invalid_apple_token
+            - invalid_google_token
             - invalid_notification
             - unauthorized
             - wrong_token_type
@@ -3422,6 +3423,7 @@ components:
             - rate_limited
             - internal_error
             - apple_unavailable
+            - google_unavailable
             - service_unavailable
         message:
           type: string
