@@ -28,13 +28,16 @@ run: release
 ## test: every test suite: a short fuzzing run, the Python interop stage (authlib + jwcrypto
 ## against the real binary), the OpenAPI conformance stage (schemathesis against the served
 ## document, Tests/Conformance), the browser stage (headless Debian chromium + Selenium through
-## the Apple and Google web sign-ins and the admin console, Tests/Browser; installs chromium when missing), then the Swift suites
+## the Apple and Google web sign-ins and the admin console, Tests/Browser; installs chromium when missing), the failover
+## stage (Patroni + etcd + two PostgreSQL members from Debian, two nodes under load through a switchover and a kill of
+## the primary, Tests/Failover; installs patroni and etcd when missing), then the Swift suites
 ## (unit, end-to-end over loopback).
 test: deps fuzz-smoke
 	$(SWIFT) build --build-tests
 	bash Tests/Interop/run.sh .build/debug/herald
 	bash Tests/Conformance/run.sh .build/debug/herald
 	bash Tests/Browser/run.sh .build/debug/herald
+	bash Tests/Failover/run.sh .build/debug/herald
 	HERALD_BINARY=$(CURDIR)/.build/debug/herald $(SWIFT) test --skip-build
 
 ## unit: the inner loop: build and run the Swift suites only (no apt, fuzzing, interop, conformance
