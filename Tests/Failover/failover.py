@@ -11,7 +11,7 @@ Asserted:
   refreshes at the end, on both nodes;
 - during the switchover and the kill every answer is 2xx, or 503 with `Retry-After`, or the
   refusal of a retry after such a 503 (an ambiguous commit, reported);
-- after the kill the first 2xx comes within 15 s, and `/readyz` is 200 again on both nodes;
+- after the kill the answers are 2xx again within 15 s, and `/readyz` is 200 again on both nodes;
 - the killed member rejoins as a replica (pg_rewind) within 60 s.
 
 Reported (the figures the README quotes): the 503s during the switchover (issue #36 item 1
@@ -35,6 +35,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Interop"))
 import fakeapple  # noqa: E402 (after the path above)
+import yaml  # noqa: E402
+
+DOCUMENTED_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "ha", "patroni.yml")
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
 REALM = "ha"
@@ -134,43 +137,27 @@ class Cluster:
         wait_for("etcd", lambda: request(self.etcd_port, "GET", "/health")[0] == 200, 30)
 
     def config(self, name):
+        """docs/ha/patroni.yml as an operator would deploy it, with this member's loopback
+        addresses, temporary folders, trust on loopback and a test's shorter timings."""
         member = self.members[name]
         path = os.path.join(self.folder, f"{name}.yml")
-        # JSON is YAML: one writer, no quoting questions.
-        config = {
-            "scope": self.scope, "name": name,
-            "log": {"level": "WARNING"},
-            "restapi": {"listen": f"127.0.0.1:{member['rest']}", "connect_address": f"127.0.0.1:{member['rest']}"},
-            "etcd3": {"hosts": f"127.0.0.1:{self.etcd_port}"},
-            "bootstrap": {
-                "dcs": {
-                    # Short timings so a test sees a failover in seconds: ttl ≥ loop_wait + 2 × retry_timeout.
-                    "ttl": 20, "loop_wait": 1, "retry_timeout": 5,
-                    "maximum_lag_on_failover": 1048576,
-                    "synchronous_mode": True,
-                    # A crashed primary is not restarted in place: its replica takes over at once.
-                    "primary_start_timeout": 0,
-                    "postgresql": {"use_pg_rewind": True, "use_slots": True,
-                                   "parameters": {"wal_level": "replica", "hot_standby": "on", "wal_log_hints": "on",
-                                                  "max_wal_senders": 10, "max_replication_slots": 10,
-                                                  "max_connections": 100}},
-                },
-                "initdb": [{"encoding": "UTF8"}, {"locale": "C.UTF-8"}],
-            },
-            "postgresql": {
-                "listen": f"127.0.0.1:{member['pg']}", "connect_address": f"127.0.0.1:{member['pg']}",
-                "data_dir": os.path.join(self.folder, name), "bin_dir": PG_BIN,
-                "pgpass": os.path.join(self.folder, f"{name}.pgpass"),
-                "pg_hba": ["local all all trust", "host replication all 127.0.0.1/32 trust",
-                           "host all all 127.0.0.1/32 trust"],
-                "authentication": {"superuser": {"username": "postgres", "password": "unused"},
-                                   "replication": {"username": "replicator", "password": "unused"},
-                                   "rewind": {"username": "postgres", "password": "unused"}},
-                "parameters": {"unix_socket_directories": self.folder},
-            },
-        }
+        with open(DOCUMENTED_CONFIG) as f:
+            config = yaml.safe_load(f)
+        config.update(scope=self.scope, name=name, log={"level": "WARNING"},
+                      restapi={"listen": f"127.0.0.1:{member['rest']}", "connect_address": f"127.0.0.1:{member['rest']}"},
+                      etcd3={"hosts": f"127.0.0.1:{self.etcd_port}"})
+        # Seconds instead of tens of seconds, so a test sees a failover quickly
+        # (ttl ≥ loop_wait + 2 × retry_timeout, as Patroni requires).
+        config["bootstrap"]["dcs"].update(ttl=20, loop_wait=1, retry_timeout=5)
+        postgresql = config["postgresql"]
+        postgresql.update(listen=f"127.0.0.1:{member['pg']}", connect_address=f"127.0.0.1:{member['pg']}",
+                          data_dir=os.path.join(self.folder, name), bin_dir=PG_BIN,
+                          pgpass=os.path.join(self.folder, f"{name}.pgpass"),
+                          pg_hba=["local all all trust", "host replication all 127.0.0.1/32 trust",
+                                  "host all all 127.0.0.1/32 trust"],
+                          parameters={"unix_socket_directories": self.folder})
         with open(path, "w") as f:
-            json.dump(config, f)
+            yaml.safe_dump(config, f)
         return path
 
     def start_member(self, name):
@@ -380,10 +367,16 @@ def main():
         survivor = "pg1" if victim == "pg2" else "pg2"
         wait_for(f"{survivor} to lead", lambda: cluster.primary() == survivor, 60)
 
-        def first_success_after_kill():
-            return [a for a in load.between(kill_time, time.monotonic()) if 200 <= a[1] < 300 and a[3] == "refresh"]
-        wait_for("a 2xx after the kill", first_success_after_kill, 30)
-        recovery = first_success_after_kill()[0][0] - kill_time
+        def recovered():
+            """The first refresh answered 2xx after the last 503 since the kill (None while
+            the outage lasts or before it began)."""
+            since = load.between(kill_time, time.monotonic())
+            outage = [a[0] for a in since if a[1] == 503]
+            if not outage:
+                return None
+            after = [a[0] for a in since if a[0] > outage[-1] and 200 <= a[1] < 300 and a[3] == "refresh"]
+            return after[0] if len(after) >= 5 else None  # five in a row: the outage is over
+        recovery = wait_for("2xx again after the kill", recovered, 30) - kill_time
         wait_for("both nodes ready", lambda: all(request(node.port, "GET", "/readyz")[0] == 200 for node in nodes), 30)
         wait_for(f"{victim} to rejoin as a replica", lambda: cluster.role(victim) == "replica", 60, 0.5)
         rejoin_time = time.monotonic() - kill_time
@@ -391,13 +384,13 @@ def main():
         kill_end = time.monotonic()
         during = load.between(kill_time, kill_end)
         unavailable, ambiguous, bad = classify(during)
-        log(f"kill of {victim}'s postmaster: first 2xx after {recovery:.1f} s, {len(unavailable)} × 503 with"
+        log(f"kill of {victim}'s postmaster: 2xx again after {recovery:.1f} s, {len(unavailable)} × 503 with"
             f" Retry-After, {len(ambiguous)} retries refused after an ambiguous commit, {len(bad)} other non-2xx;"
             f" {victim} rejoined as a replica after {rejoin_time:.1f} s")
         if bad:
             failures.append(f"kill: other answers: {sorted({(a[1], a[3]) for a in bad})}")
         if recovery > 15:
-            failures.append(f"kill: first 2xx after {recovery:.1f} s (at most 15 s)")
+            failures.append(f"kill: 2xx again only after {recovery:.1f} s (at most 15 s)")
 
         load.stop()
         # Nothing acknowledged lost: the newest refresh token of every family whose last answer

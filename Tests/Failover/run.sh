@@ -12,7 +12,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 stage=failover; venv_variable=HERALD_FAILOVER_VENV
 
 missing=""
-for package in patroni etcd-server etcd-client postgresql-15; do
+for package in patroni etcd-server etcd-client haproxy postgresql-15; do
     dpkg -s "$package" >/dev/null 2>&1 || missing="$missing $package"
 done
 if [ -n "$missing" ]; then
@@ -23,5 +23,8 @@ if [ -n "$missing" ]; then
 fi
 
 . "$here/../../scripts/python-stage.sh" "$@"
+
+# The documented HAProxy alternative must at least be a configuration HAProxy accepts.
+haproxy -c -q -f "$here/../../docs/ha/haproxy.cfg"
 
 HERALD_BIN="$binary" timeout 600 "$venv/bin/python" "$here/failover.py"
