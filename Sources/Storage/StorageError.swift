@@ -59,6 +59,14 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// Why, in one short line for a log: the SQLSTATE when the server gave one, and the
+    /// backend's message (libpq's or SQLite's, which never hold parameter values or the
+    /// connection URL's password), at most 200 characters.
+    public var cause: String {
+        let text = (sqlState.map { "SQLSTATE \($0): " } ?? "") + message
+        return text.count > 200 ? String(text.prefix(200)) + "…" : text
+    }
+
     public var description: String {
         var text = "StorageError(\(code)"
         if let sqlState {

@@ -45,6 +45,10 @@ struct SessionReadOutageTests {
                 #expect(me.status == 503, "\(me.status) \(me.text)")
                 #expect(me.code == "service_unavailable")
                 #expect(me.header("Retry-After") != nil)
+                // The warning says why (the server's SQLSTATE: lock_not_available), never the URL.
+                let warnings = fixture.herald.logs.captured.filter { $0.contains(#""event":"storage_unavailable""#) }
+                #expect(warnings.contains { $0.contains(#""cause":"SQLSTATE 55P03"#) }, "\(warnings)")
+                #expect(!warnings.contains { $0.contains("postgres://") })
                 let userinfo = try await fixture.send("GET", "/api/oauth/acme/userinfo", headers: bearer)
                 #expect(userinfo.status == 503, "\(userinfo.status) \(userinfo.text)")
                 #expect(userinfo.code == "service_unavailable")

@@ -17,7 +17,8 @@ struct Endpoint {
                 return ErrorEnvelope.response(error, requestID: request.requestID)
             } catch let error as StorageError where error.isTemporary {
                 logger.warning("storage_unavailable", ["route": .string(request.routeTemplate ?? "unmatched"),
-                                                       "requestId": .string(request.requestID)])
+                                                       "requestId": .string(request.requestID),
+                                                       "cause": .string(error.cause)])
                 return ErrorEnvelope.response(.storageUnavailable, requestID: request.requestID)
             } catch {
                 logger.error("unhandled_error", ["route": .string(request.routeTemplate ?? "unmatched"),
