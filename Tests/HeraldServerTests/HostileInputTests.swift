@@ -116,8 +116,8 @@ struct HostileRouteSetup: Sendable {
         var isOAuthProtocol: Bool {
             ["/authorize", "/token", "/revoke", "/introspect", "/userinfo"].contains { template.hasSuffix($0) }
         }
-        /// The Apple web callback answers browsers with a result page, errors included.
-        var answersWithResultPage: Bool { template.hasSuffix("/apple/callback") }
+        /// The web sign-ins' callbacks (Apple's, Google's) answer browsers with a result page, errors included.
+        var answersWithResultPage: Bool { ["/apple/callback", "/google/callback"].contains { template.hasSuffix($0) } }
     }
 
     static func with(_ body: (HostileRouteSetup) async throws -> Void) async throws {
