@@ -36,11 +36,11 @@ struct LoginCountsTests {
             try await first.share()
             try await second.share()
             try await first.share()  // nothing pending: changes nothing
-            let buckets = try await first.buckets(realmID: "acme", since: clock.now.unixSeconds - 86_400)
+            let buckets = try await first.buckets(realmID: "acme", from: 1_800_000_000 - 86_400, slotSeconds: 3600)
             #expect(buckets == [
-                LoginCounts.Bucket(hourStart: 1_800_000_000, provider: "apple", door: "native", outcome: "success",
+                LoginCounts.Bucket(start: 1_800_000_000, provider: "apple", door: "native", outcome: "success",
                                    reason: "existing", count: 4),
-                LoginCounts.Bucket(hourStart: 1_800_000_000, provider: "apple", door: "web", outcome: "rejected",
+                LoginCounts.Bucket(start: 1_800_000_000, provider: "apple", door: "web", outcome: "rejected",
                                    reason: "audience", count: 1),
             ])
             // The next hour is a bucket of its own.
@@ -49,6 +49,9 @@ struct LoginCountsTests {
             try await first.share()
             #expect(try await Self.rowCount(database) == 3)
             #expect(try await Self.total(database, realm: "acme") == 6)
+            // Read by day, the two hours are one slot.
+            let days = try await first.buckets(realmID: "acme", from: 1_800_000_000 - 86_400 * 2, slotSeconds: 86_400)
+            #expect(days.map(\.count) == [5, 1] && days.allSatisfy { $0.start == 1_800_000_000 })
         }
     }
 
@@ -79,7 +82,7 @@ struct LoginCountsTests {
             clock.advance(by: Double(LoginCounts.retention) + 3600)
             counts.record(realmID: "acme", provider: "google", door: "web", outcome: "success", reason: "existing")
             try await counts.share()
-            let buckets = try await counts.buckets(realmID: "acme", since: 0)
+            let buckets = try await counts.buckets(realmID: "acme", from: 0, slotSeconds: 3600)
             #expect(buckets.map(\.provider) == ["google"])
         }
     }

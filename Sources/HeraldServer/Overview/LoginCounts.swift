@@ -20,9 +20,10 @@ final class LoginCounts: Sendable {
         let reason: String
     }
 
-    /// One stored row, as read back for the overview.
+    /// The sum of the rows of one slot (an hour or a day) and labels, as read for the overview.
     struct Bucket: Sendable, Equatable {
-        let hourStart: Int64
+        /// Unix seconds at the slot's start.
+        let start: Int64
         let provider: String
         let door: String
         let outcome: String
@@ -143,18 +144,21 @@ final class LoginCounts: Sendable {
         return dropped
     }
 
-    /// The realm's buckets from the hour holding `since` on, oldest first.
-    func buckets(realmID: String, since: Int64) async throws -> [Bucket] {
-        let from = since - since % 3600
-        return try await database.read { db in
+    /// The realm's counts from `from` (an hour's start) on, summed per slot of `slotSeconds` (a
+    /// multiple of an hour) and labels, oldest first. The database sums, so a 7-day window
+    /// sends 7 rows per labels, not 168.
+    func buckets(realmID: String, from: Int64, slotSeconds: Int64) async throws -> [Bucket] {
+        try await database.read { db in
             try db.query("""
-                SELECT hour_start, provider, door, outcome, reason, count FROM login_counts
+                SELECT (hour_start - ?) / ? AS slot, provider, door, outcome, reason, CAST(SUM(count) AS BIGINT) AS total
+                FROM login_counts
                 WHERE realm_id = ? AND hour_start >= ?
-                ORDER BY hour_start, provider, door, outcome, reason
-                """, .text(realmID), .integer(from)).map { row in
-                Bucket(hourStart: try row.int("hour_start"), provider: try row.string("provider"),
+                GROUP BY slot, provider, door, outcome, reason
+                ORDER BY slot, provider, door, outcome, reason
+                """, .integer(from), .integer(slotSeconds), .text(realmID), .integer(from)).map { row in
+                Bucket(start: from + (try row.int("slot")) * slotSeconds, provider: try row.string("provider"),
                        door: try row.string("door"), outcome: try row.string("outcome"),
-                       reason: try row.string("reason"), count: try row.int("count"))
+                       reason: try row.string("reason"), count: try row.int("total"))
             }
         }
     }

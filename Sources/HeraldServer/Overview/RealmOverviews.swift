@@ -27,7 +27,7 @@ struct RealmOverviews: Sendable {
         guard try await realms.realm(realmID) != nil else { return nil }
         let at = now().unixSeconds
         let from = window.start(at: at)
-        let buckets = try await counts.buckets(realmID: realmID, since: from)
+        let buckets = try await counts.buckets(realmID: realmID, from: from, slotSeconds: window.slotSeconds)
         let (apple, warnings) = try await appleHealth(realmID: realmID, since: from, at: at)
         return Self.overview(realmID: realmID, window: window, from: from, at: at, buckets: buckets, apple: apple,
                              warnings: warnings)
@@ -74,53 +74,56 @@ struct RealmOverviews: Sendable {
                                        failedRevocations: activity.failedRevocations))
     }
 
-    /// Sums the buckets into the window's slots and totals.
+    /// Sums the buckets into the window's slots and totals. The buckets come summed per slot
+    /// and labels and sorted by slot then labels (`LoginCounts.buckets`), so each is appended
+    /// to its slot as it comes.
     static func overview(realmID: String, window: RealmOverviewWindow, from: Int64, at: Int64,
                          buckets: [LoginCounts.Bucket], apple: AppleHealth,
                          warnings: [RealmOverview.Warning]) -> RealmOverview {
-        var slotCounts = [[String: RealmOverview.Count]](repeating: [:], count: window.slotCount)
+        struct DoorKey: Hashable { let provider: String; let door: String }
+        struct ReasonKey: Hashable { let outcome: String; let reason: String }
+        var slotCounts = [[RealmOverview.Count]](repeating: [], count: window.slotCount)
+        var slotSums = [(success: Int64, rejected: Int64, error: Int64)](repeating: (0, 0, 0), count: window.slotCount)
         var totals = RealmOverview.Totals()
-        var doors: [String: RealmOverview.ProviderDoor] = [:]
-        var reasons: [String: RealmOverview.ReasonCount] = [:]
+        var doors: [DoorKey: RealmOverview.ProviderDoor] = [:]
+        var reasons: [ReasonKey: Int64] = [:]
         for bucket in buckets {
-            let index = Int((bucket.hourStart - from) / window.slotSeconds)
-            guard bucket.hourStart >= from, index < window.slotCount else { continue }
-            let key = [bucket.provider, bucket.door, bucket.outcome, bucket.reason].joined(separator: "\u{1F}")
-            let before = slotCounts[index][key]?.count ?? 0
-            slotCounts[index][key] = RealmOverview.Count(provider: bucket.provider, door: bucket.door, outcome: bucket.outcome,
-                                                         reason: bucket.reason, count: before + bucket.count)
+            guard bucket.start >= from else { continue }
+            let index = Int((bucket.start - from) / window.slotSeconds)
+            guard index < window.slotCount else { continue }
+            slotCounts[index].append(RealmOverview.Count(provider: bucket.provider, door: bucket.door, outcome: bucket.outcome,
+                                                         reason: bucket.reason, count: bucket.count))
             totals.attempts += bucket.count
-            var door = doors[bucket.provider + "\u{1F}" + bucket.door]
-                ?? RealmOverview.ProviderDoor(provider: bucket.provider, door: bucket.door)
+            let doorKey = DoorKey(provider: bucket.provider, door: bucket.door)
+            var door = doors[doorKey] ?? RealmOverview.ProviderDoor(provider: bucket.provider, door: bucket.door)
             door.attempts += bucket.count
             switch bucket.outcome {
             case "success":
                 totals.success += bucket.count
                 door.success += bucket.count
+                slotSums[index].success += bucket.count
                 if bucket.reason == "created" { totals.newAccounts += bucket.count }
             case "rejected":
                 totals.rejected += bucket.count
                 door.rejected += bucket.count
+                slotSums[index].rejected += bucket.count
             default:
                 totals.error += bucket.count
                 door.error += bucket.count
+                slotSums[index].error += bucket.count
             }
-            doors[bucket.provider + "\u{1F}" + bucket.door] = door
-            let reasonKey = bucket.outcome + "\u{1F}" + bucket.reason
-            reasons[reasonKey] = RealmOverview.ReasonCount(outcome: bucket.outcome, reason: bucket.reason,
-                                                           count: (reasons[reasonKey]?.count ?? 0) + bucket.count)
+            doors[doorKey] = door
+            reasons[ReasonKey(outcome: bucket.outcome, reason: bucket.reason), default: 0] += bucket.count
         }
-        let slots = slotCounts.enumerated().map { index, counts -> RealmOverview.Slot in
-            let sorted = counts.values.sorted { ($0.provider, $0.door, $0.outcome, $0.reason) < ($1.provider, $1.door, $1.outcome, $1.reason) }
-            func sum(_ outcome: String) -> Int64 { sorted.filter { $0.outcome == outcome }.reduce(0) { $0 + $1.count } }
-            return RealmOverview.Slot(start: from + Int64(index) * window.slotSeconds, success: sum("success"),
-                                      rejected: sum("rejected"), error: sum("error"), counts: sorted)
+        let slots = (0..<window.slotCount).map { index in
+            RealmOverview.Slot(start: from + Int64(index) * window.slotSeconds, success: slotSums[index].success,
+                               rejected: slotSums[index].rejected, error: slotSums[index].error, counts: slotCounts[index])
         }
+        let byReason = reasons.map { RealmOverview.ReasonCount(outcome: $0.key.outcome, reason: $0.key.reason, count: $0.value) }
+            .sorted { ($0.count, $1.outcome, $1.reason) > ($1.count, $0.outcome, $0.reason) }
         return RealmOverview(
             realmId: realmID, window: window.rawValue, from: from, generatedAt: at, slotSeconds: window.slotSeconds,
-            totals: totals,
-            byProviderDoor: doors.values.sorted { ($0.provider, $0.door) < ($1.provider, $1.door) },
-            byReason: reasons.values.sorted { ($0.count, $1.outcome, $1.reason) > ($1.count, $0.outcome, $0.reason) },
-            slots: slots, apple: apple, warnings: warnings)
+            totals: totals, byProviderDoor: doors.values.sorted { ($0.provider, $0.door) < ($1.provider, $1.door) },
+            byReason: byReason, slots: slots, apple: apple, warnings: warnings)
     }
 }
