@@ -158,7 +158,7 @@ export async function page(container, [realmId], query) {
     : h("p", { id: "overview-warnings", class: "meta" }, "No warnings.");
   container.append(
     h("h1", {}, `Overview — ${realmId}`), warnings, windows,
-    facts([["Sign-in attempts", totals.attempts], ["Succeeded", `${totals.success} (${totals.newAccounts} new accounts)`],
+    facts([["Sign-in attempts", totals.attempts], ["Succeeded", `${totals.success} (${totals.newAccounts} new account${totals.newAccounts === 1 ? "" : "s"})`],
       ["Refused", totals.rejected], ["Errors", totals.error]], { id: "overview-totals" }),
     h("h2", {}, "Sign-ins"), h("div", { class: "filters" }, h("label", { for: "overview-door" }, "Provider and door "), doorSelect),
     legend(), chartHolder, readout,
