@@ -4,13 +4,15 @@ import Storage
 import Testing
 @testable import HeraldServer
 
-/// The overview's cost is bounded by the window, not the realm's history: measured with a
-/// million security events, a million sign-ins (as the hourly rows they become) and a hundred
-/// thousand Apple notifications in the realm. The figure is printed; the bound asserted here is
-/// loose enough for a busy shared machine yet far below what a scan of a million rows costs.
+/// The overview's cost is bounded by the window, not the realm's history: with
+/// `HERALD_MEASURE=1` it is measured with a million security events, a million sign-ins (as the
+/// hourly rows they become) and a hundred thousand Apple notifications in the realm, and held to
+/// the 50 ms target; the figure is printed. In the ordinary suite (parallel, on shared cores, where
+/// a timing says more about the neighbours) it runs the same checks over 20,000 events.
 @Suite("Realm overview at scale", .serialized)
 struct RealmOverviewScaleTests {
-    static let events = 1_000_000
+    static let measuring = ProcessInfo.processInfo.environment["HERALD_MEASURE"] == "1"
+    static let events = measuring ? 1_000_000 : 20_000
     /// Hours × providers × doors × reasons: 168 × 2 × 2 × 15 rows of 100 sign-ins each.
     static let reasons = ["created", "existing", "audience", "nonce", "expired", "signature", "replayed", "rate_limited",
                           "apple_unavailable", "issuer", "unknown_client", "client_not_allowed", "account_disabled",
@@ -43,12 +45,12 @@ struct RealmOverviewScaleTests {
                     FROM hours, providers, doors, reasons
                     """, .integer(hour))
                 try db.execute("""
-                    WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 100000)
+                    WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < ?)
                     INSERT INTO apple_notifications (realm_id, jti, type, outcome, received_at)
                     SELECT 'acme', 'jti-' || CAST(n AS TEXT), CASE WHEN n % 3 = 0 THEN 'email-disabled' ELSE 'consent-revoked' END,
                            'applied', ? - n * 60
                     FROM seq
-                    """, .integer(now))
+                    """, .integer(Int64(Self.events / 10)), .integer(now))
             }
             if backend == .postgres {
                 try await database.write { db in try db.execute("ANALYZE") }
@@ -68,7 +70,7 @@ struct RealmOverviewScaleTests {
             let median = sorted[sorted.count / 2]
             print("realm overview at \(Self.events) events on \(backend): median \(String(format: "%.1f", median)) ms, "
                   + "max \(String(format: "%.1f", sorted.last ?? 0)) ms")
-            #expect(median < 250, "median \(median) ms")
+            if Self.measuring { #expect(median <= 50, "median \(median) ms") }
         }
     }
 }

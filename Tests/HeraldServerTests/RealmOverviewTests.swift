@@ -136,4 +136,26 @@ struct RealmOverviewTests {
             #expect(try await fixture.send("GET", "/metrics").text.contains(gauge + " 0"))
         }
     }
+
+    @Test("the monitor sets the gauge for realms nobody opened, and drops realms that are gone")
+    func monitorChecksEveryRealm() async throws {
+        try await NativeLoginFixture.with { fixture in
+            let services = fixture.herald.application.services
+            let now = Int64(Date().timeIntervalSince1970)
+            try await services.database.write { db in
+                try db.execute("""
+                    INSERT INTO apple_token_revocations (id, realm_id, client_id, sealed_token, attempts, next_attempt_at, queued_at)
+                    VALUES ('r9', 'acme', 'ios-app', ?, 1000, ?, ?)
+                    """, .blob([1]), .integer(now + 60), .integer(now))
+            }
+            services.appleHealthWarnings.set(.staleKeys, active: true, realmID: "gone")
+            let monitor = AppleHealthMonitor(realms: services.realms, overviews: services.overviews,
+                                             logger: services.logger, now: services.now)
+            await monitor.checkAll()
+            let metrics = try await fixture.send("GET", "/metrics").text
+            #expect(metrics.contains(#"herald_apple_health_warning{realm="acme",kind="revocations_failed"} 1"#))
+            #expect(metrics.contains(#"herald_apple_health_warning{realm="acme",kind="stale_keys"} 0"#))
+            #expect(!metrics.contains(#"realm="gone""#))
+        }
+    }
 }

@@ -18,17 +18,28 @@ struct AppleHealthMonitor: Service {
         } while (try? await Task.sleep(for: Self.interval)) != nil
     }
 
-    /// One round over every realm, a page at a time.
+    /// One round over every realm, a page at a time; after a full round the gauges of realms
+    /// that are gone are dropped.
     func checkAll() async {
         var page = PageRequest.first
+        var seen: Set<String> = []
         do {
             while !Task.isCancelled {
                 let realmPage = try await realms.list(page: page)
                 let at = now().unixSeconds
                 for realm in realmPage.items where !Task.isCancelled {
-                    _ = try await overviews.appleHealth(realmID: realm.id, since: RealmOverviewWindow.week.start(at: at), at: at)
+                    seen.insert(realm.id)
+                    do {
+                        _ = try await overviews.appleHealth(realmID: realm.id, since: RealmOverviewWindow.week.start(at: at),
+                                                            at: at)
+                    } catch let error as RealmsError where error.code == .notFound {
+                        continue  // deleted since it was listed
+                    }
                 }
-                guard let next = realmPage.nextCursor else { return }
+                guard let next = realmPage.nextCursor else {
+                    overviews.warnings.retain(realmIDs: seen)
+                    return
+                }
                 page = try PageRequest(limit: PageRequest.maxLimit, cursor: next)
             }
         } catch {

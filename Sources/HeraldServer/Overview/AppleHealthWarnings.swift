@@ -48,6 +48,11 @@ final class AppleHealthWarnings: Sendable {
         state.withLock { $0[realmID] = nil }
     }
 
+    /// Forgets every realm but `realmIDs` (those a full round found).
+    func retain(realmIDs: Set<String>) {
+        state.withLock { state in state = state.filter { realmIDs.contains($0.key) } }
+    }
+
     /// The realm's active warnings (tests, the console's answer).
     func active(realmID: String) -> Set<Kind> {
         state.withLock { $0[realmID] ?? [] }

@@ -37,9 +37,11 @@ struct RealmOverviews: Sendable {
     /// warning gauges are set to what it found.
     func appleHealth(realmID: String, since: Int64, at: Int64) async throws -> (AppleHealth, [RealmOverview.Warning]) {
         let config = try await appleProviders.config(realmID: realmID)
-        let activity = try await AppleRealmActivity.load(database, realmID: realmID, since: since)
-        let refusal = try await events.list(realmID: realmID, type: .appleCodeExchangeRefused,
-                                            page: try PageRequest(limit: 1)).items.first
+        // A realm without Apple has nothing in Apple's tables worth a read (the monitor visits every realm).
+        let activity = config == nil ? AppleRealmActivity()
+            : try await AppleRealmActivity.load(database, realmID: realmID, since: since)
+        let refusal = config == nil ? nil
+            : try await events.list(realmID: realmID, type: .appleCodeExchangeRefused, page: try PageRequest(limit: 1)).items.first
         let health = Self.health(config: config, keys: appleKeys(), exchange: exchanges.last(realmID: realmID),
                                  refusal: refusal, activity: activity, at: at)
         let found = AppleHealthCheck.warnings(health, oldestRefreshTokenAt: activity.oldestRefreshTokenAt, now: at)
