@@ -125,6 +125,7 @@ struct RealmOverviewTests {
             #expect(message.hasPrefix("Apple rejected the client secret at ") && message.contains("(invalid_client): check the Key ID"))
             let gauge = #"herald_apple_health_warning{realm="acme",kind="client_secret_rejected"}"#
             #expect(try await fixture.send("GET", "/metrics").text.contains(gauge + " 1"))
+            #expect(services.appleHealthWarnings.active(realmID: "acme") == [.clientSecretRejected])
             #expect(try await Self.overview(fixture)["apple"]?["webFlow"]?["lastRefusal"]?["error"]?.stringValue
                     == "invalid_client")
 

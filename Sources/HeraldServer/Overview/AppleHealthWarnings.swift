@@ -53,7 +53,7 @@ final class AppleHealthWarnings: Sendable {
         state.withLock { state in state = state.filter { realmIDs.contains($0.key) } }
     }
 
-    /// The realm's active warnings (tests, the console's answer).
+    /// The realm's active warnings.
     func active(realmID: String) -> Set<Kind> {
         state.withLock { $0[realmID] ?? [] }
     }
