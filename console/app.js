@@ -11,10 +11,12 @@ import * as accounts from "./accounts.js";
 import * as keys from "./keys.js";
 import * as audit from "./audit.js";
 import * as events from "./events.js";
+import * as overview from "./overview.js";
 
 const routes = [
   [/^#\/realms$/, realms.list],
   [/^#\/realms\/([^/]+)$/, realms.settings],
+  [/^#\/realms\/([^/]+)\/overview$/, overview.page],
   [/^#\/realms\/([^/]+)\/apple$/, apple.page],
   [/^#\/realms\/([^/]+)\/google$/, google.page],
   [/^#\/realms\/([^/]+)\/clients$/, clients.list],
@@ -34,7 +36,7 @@ function navigation(realm) {
   const items = [link("#/realms", "Realms")];
   if (realm) {
     const base = `#/realms/${encodeURIComponent(realm)}`;
-    items.push(h("span", { class: "realm-name" }, realm), link(base, "Settings"), link(`${base}/apple`, "Apple"),
+    items.push(h("span", { class: "realm-name" }, realm), link(`${base}/overview`, "Overview"), link(base, "Settings"), link(`${base}/apple`, "Apple"),
       link(`${base}/google`, "Google"), link(`${base}/clients`, "Clients"), link(`${base}/accounts`, "Accounts"),
       link(`${base}/keys`, "Keys"), link(`${base}/events`, "Events"), link(`#/audit?realm=${encodeURIComponent(realm)}`, "Audit"));
   } else {

@@ -19,10 +19,11 @@ export async function list(page) {
   h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary" }, "Create realm")));
   // A token that may not list realms can still open one it knows.
   const goId = text("", { id: "open-realm-id", placeholder: "acme" });
-  const go = form({ id: "open-realm", class: "filters" }, () => { location.hash = `#/realms/${seg(goId.value.trim())}`; },
+  const go = form({ id: "open-realm", class: "filters" }, () => { location.hash = `#/realms/${seg(goId.value.trim())}/overview`; },
     field("Open a realm by id", "openRealm", goId), h("div", { class: "buttons" }, h("button", { type: "submit" }, "Open")));
   const realms = pagedList((cursor) => api("GET", "/realms", { query: { cursor, limit: 50 } }), (items) => table(items, [
-    ["Id", (realm) => h("a", { href: `#/realms/${seg(realm.id)}` }, realm.id)],
+    // A realm opens on its overview (sign-ins and Apple's health); its settings are one link away.
+    ["Id", (realm) => h("a", { href: `#/realms/${seg(realm.id)}/overview` }, realm.id)],
     ["Name", (realm) => realm.displayName],
     ["Enabled", (realm) => (realm.enabled ? "yes" : "no")],
     ["Signing", (realm) => realm.signingAlgorithm],

@@ -56,7 +56,8 @@ public actor JWKSCache: SigningKeySource {
         return .unavailable(retryAfterSeconds: retryAfter(at: current))
     }
 
-    /// Fetch counters; readable without awaiting the actor.
+    /// Fetch counters and the keys' health (last success, `kid`s, last failure); readable
+    /// without awaiting the actor.
     public nonisolated var metrics: JWKSMetrics { counters.snapshot() }
 
     private func refreshIfAllowed() async {
@@ -79,13 +80,16 @@ public actor JWKSCache: SigningKeySource {
         inFlight = nil
         switch result {
         case .success(let keySet, let cacheControl):
-            counters.record(.success, skippedKeys: keySet.skippedCount)
+            let at = now()
             keys = keySet.keys
-            freshUntil = now().addingTimeInterval(policy.freshness(cacheControl: cacheControl))
+            let freshUntil = at.addingTimeInterval(policy.freshness(cacheControl: cacheControl))
+            self.freshUntil = freshUntil
             lastAttemptFailed = false
+            counters.recordSuccess(at: at, keyIDs: Array(keySet.keys.keys), freshUntil: freshUntil,
+                                   skippedKeys: keySet.skippedCount)
         case .failure(let outcome):
             // A fetcher reporting `.success` as a failure would be a bug; count it as invalid.
-            counters.record(outcome == .success ? .invalid : outcome)
+            counters.recordFailure(outcome == .success ? .invalid : outcome, at: now())
             lastAttemptFailed = true
         }
     }

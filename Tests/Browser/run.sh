@@ -2,7 +2,7 @@
 # Browser stage: Debian's chromium + chromedriver (installed here when missing) driven by
 # Selenium (PyPI, pinned in requirements.txt) through the Apple web flow of the real binary,
 # through Sign in with Google on the web (test_google_signin.py) and through the admin console
-# (test_console.py), against a fake Apple (fakeapple_web.py) and a fake Google with a fake
+# (test_console.py) and its realm overview (test_overview.py), against a fake Apple (fakeapple_web.py) and a fake Google with a fake
 # Google Identity Services script (fakegoogle_web.py) on loopback.
 #
 # Usage: Tests/Browser/run.sh PATH_TO_HERALD_BINARY

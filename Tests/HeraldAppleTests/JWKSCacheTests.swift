@@ -120,6 +120,27 @@ struct JWKSCacheTests {
         #expect(apple.server.requestCount == 3)
     }
 
+    @Test func healthShowsLastSuccessKeyIDsAndLastFailure() async throws {
+        let apple = try LiveApple(behaviour: .serve(cacheControl: "public, max-age=300"))
+        #expect(apple.cache.metrics.lastSuccessAt == nil && apple.cache.metrics.keyIDs.isEmpty)
+        let verifier = apple.verifier()
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
+        let fetchedAt = apple.clock.now
+        var health = apple.cache.metrics
+        #expect(health.lastSuccessAt == fetchedAt)
+        #expect(health.freshUntil == fetchedAt.addingTimeInterval(300))
+        #expect(!health.keyIDs.isEmpty)
+        #expect(health.lastFailure == nil && !health.lastFetchFailed)
+
+        apple.server.setBehaviour(.status(500))
+        apple.clock.advance(by: 301)
+        #expect(await verifier.verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result.claims != nil)
+        health = apple.cache.metrics
+        #expect(health.lastFailure?.outcome == .httpError && health.lastFailure?.at == apple.clock.now)
+        #expect(health.lastFetchFailed)
+        #expect(health.lastSuccessAt == fetchedAt, "the keys held are still the first fetch's")
+    }
+
     @Test func coldCacheWithDeadJWKSIsUnavailableWithRetryAfter() async throws {
         let apple = try LiveApple(behaviour: .status(503))
         let result = await apple.verifier().verifyDeferringReplay(token: apple.minter.token(), policy: defaultPolicy()).result

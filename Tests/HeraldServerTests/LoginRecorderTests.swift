@@ -7,7 +7,7 @@ import Testing
 @Suite("Login recorder")
 struct LoginRecorderTests {
     static func recorder(_ door: LoginRecorder.Door, logs: LogCapture, metrics: HeraldMetrics) -> LoginRecorder {
-        LoginRecorder(door: door, provider: "apple", metrics: metrics,
+        LoginRecorder(door: door, provider: "apple", metrics: metrics, counts: nil,
                       logger: Logger(level: .info, now: { Date(timeIntervalSince1970: 1_750_000_000) }, sink: logs.sink))
     }
 

@@ -68,6 +68,10 @@ public struct AppleTokenVault: AccountDeletionHook {
         Migration(module: "apple-tokens", version: 3, name: "revoke after exchange", statements: [
             "ALTER TABLE apple_code_exchanges ADD COLUMN revoke_after_exchange INTEGER NOT NULL DEFAULT 0",
         ]),
+        // The realm overview counts one realm's queued revocations (`AppleRealmActivity`).
+        Migration(module: "apple-tokens", version: 4, name: "revocations by realm", statements: [
+            "CREATE INDEX apple_token_revocations_realm ON apple_token_revocations (realm_id)",
+        ]),
     ]
 
     /// What an account deletion did with the account's Apple tokens (the owner's `DELETE /me`

@@ -31,6 +31,11 @@ public final class AppleNotificationProcessor: Sendable {
             """,
             "CREATE INDEX apple_notifications_received ON apple_notifications (received_at)",
         ]),
+        // The realm overview's last notification and counts by type (`AppleRealmActivity`) read
+        // one realm's newest rows: an index range, not a scan of the realm's history.
+        Migration(module: "apple-notifications", version: 2, name: "notifications by realm and time", statements: [
+            "CREATE INDEX apple_notifications_realm_received ON apple_notifications (realm_id, received_at)",
+        ]),
     ]
 
     /// What processing did.

@@ -21,6 +21,8 @@ struct AdminStores: Sendable {
     let sessionRevoker: SessionRevoker
     /// Account deletion, shared with the owner's `DELETE /me`.
     let accountDeletions: AccountDeletions
+    /// The realm overview (sign-in counts, Apple's health).
+    let overviews: RealmOverviews
     let database: any Database
     let now: @Sendable () -> Date
 
@@ -37,6 +39,7 @@ struct AdminStores: Sendable {
         sessions = services.sessions
         sessionRevoker = services.sessionRevoker
         accountDeletions = services.accountDeletions
+        overviews = services.overviews
         database = services.database
         now = services.now
     }
@@ -59,7 +62,7 @@ struct AdminRoutes: RouteGroup {
             + ClientAdminHandlers(stores: stores).routes + AccountAdminHandlers(stores: stores).routes
             + AuditAdminHandlers(stores: stores).routes + KeyAdminHandlers(stores: stores).routes
             + SessionAdminHandlers(stores: stores).routes + SecurityEventAdminHandlers(stores: stores).routes
-            + AdminTokenAdminHandlers(stores: stores).routes
+            + AdminTokenAdminHandlers(stores: stores).routes + OverviewAdminHandlers(stores: stores).routes
     }
 
     func register(in router: inout Router, endpoint: Endpoint) {

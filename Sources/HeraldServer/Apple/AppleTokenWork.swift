@@ -76,8 +76,10 @@ final class AppleTokenWork: Service {
         switch attempt.outcome {
         case .kept:
             metrics.recordAppleCall(operation: "token_exchange", outcome: "success")
+            refusals.recordSuccess(realmID: attempt.realmID)
         case .retrying(let failure):
             metrics.recordAppleCall(operation: "token_exchange", outcome: failure.rawValue)
+            await refusals.record(failure, realmID: attempt.realmID, clientID: attempt.clientID)
             logger.warning("apple_token_exchange_failed", ["realm": realm, "reason": .string(failure.rawValue), "retry": .bool(true)])
         case .refused(let failure):
             metrics.recordAppleCall(operation: "token_exchange", outcome: failure.rawValue)

@@ -115,6 +115,7 @@ struct AppleWebRoutes: RouteGroup {
                                   "details": ["reason": .string(failure.rawValue)]],
                             link: returnTo, title: "Sign-in failed")
             }
+            await context.appleRefusals.record(failure, realmID: realmID, clientID: nil)
             let status = failure == .notConfigured ? 404 : 503
             return page(status, ["status": "error", "code": status == 404 ? "provider_not_configured" : "apple_unavailable",
                                  "message": "Apple's token endpoint could not be used; try again"],
@@ -127,6 +128,7 @@ struct AppleWebRoutes: RouteGroup {
             // Only a code is exchanged; a login on the posted ID token alone made no call.
             if parameters["code"]?.isEmpty == false {
                 context.metrics.recordAppleCall(operation: "token_exchange", outcome: "success")
+                context.appleRefusals.recordSuccess(realmID: realmID)
             }
             context.recorder.record(.success(login), realmID: realmID, clientID: "", requestID: request.requestID,
                                     started: started)

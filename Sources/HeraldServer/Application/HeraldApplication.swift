@@ -15,7 +15,7 @@ public final class HeraldApplication: Sendable {
     private let server: HTTPServer
     /// The `HERALD_ADMIN_LISTEN` server: the admin side alone, when configured.
     private let adminServer: HTTPServer?
-    /// Housekeeping, request-count sharing and Apple token work, started with the listeners.
+    /// Housekeeping, request- and login-count sharing and Apple token work, started with the listeners.
     private let background: ServiceGroup
     private let stopped = Mutex(false)
 
@@ -38,6 +38,8 @@ public final class HeraldApplication: Sendable {
                 MaintenanceLoop(database: database, eventRetentionDays: configuration.eventRetentionDays, logger: logger,
                                 now: now, pause: maintenancePause),
                 RequestCountSharing(limiter: services.requestLimiter, logger: logger),
+                LoginCountSharing(counts: services.loginCounts, logger: logger),
+                AppleHealthMonitor(realms: services.realms, overviews: services.overviews, logger: logger, now: now),
                 services.appleTokenWork,
             ], logger: logger)
             return HeraldApplication(services: services, background: background)
@@ -131,17 +133,19 @@ public final class HeraldApplication: Sendable {
                      clientAddresses: services.clientAddresses, logger: services.logger),
          NativeLoginRoutes(appleLogin: services.nativeLogin, googleLogin: services.googleLogin,
                            appleTokens: services.appleTokens, clientAddresses: services.clientAddresses,
-                           metrics: services.metrics, logger: services.logger),
+                           metrics: services.metrics, loginCounts: services.loginCounts, logger: services.logger),
          AppleNotificationRoutes(inbox: services.appleNotifications, metrics: services.metrics, logger: services.logger),
          AppleWebRoutes(appleWeb: services.appleWeb, appleRefusals: services.appleRefusals,
                         requestLimiter: services.requestLimiter, clientAddresses: services.clientAddresses,
                         recorder: LoginRecorder(door: .web, provider: services.nativeLogin.provider,
-                                                metrics: services.metrics, logger: services.logger),
+                                                metrics: services.metrics, counts: services.loginCounts,
+                                                logger: services.logger),
                         metrics: services.metrics, logger: services.logger),
          GoogleWebRoutes(googleWeb: services.googleWeb, requestLimiter: services.requestLimiter,
                          clientAddresses: services.clientAddresses,
                          recorder: LoginRecorder(door: .web, provider: LoginProvider.google.name,
-                                                 metrics: services.metrics, logger: services.logger),
+                                                 metrics: services.metrics, counts: services.loginCounts,
+                                                 logger: services.logger),
                          logger: services.logger,
                          scriptURL: URL(string: services.configuration.googleGSIScriptURL) ?? GoogleSignInPage.defaultScriptURL,
                          publicURL: services.configuration.publicURL),

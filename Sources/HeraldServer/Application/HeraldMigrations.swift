@@ -14,6 +14,6 @@ enum HeraldMigrations {
             + GoogleReplayStore.migrations            + LoginAttemptLimiter.migrations
             + GrantsSchema.migrations + RequestRateLimiter.migrations + AppleNotificationProcessor.migrations
             + AppleTokenVault.migrations + AppleWebStates.migrations
-            + GoogleWebLogin.migrations
+            + GoogleWebLogin.migrations + LoginCounts.migrations
     }
 }

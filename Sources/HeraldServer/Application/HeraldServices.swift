@@ -68,6 +68,12 @@ public struct HeraldServices: Sendable {
     let requestLimiter: RequestRateLimiter
     /// The background calls to Apple (code exchanges, revocations).
     let appleTokenWork: AppleTokenWork
+    /// Sign-in counts per realm and hour for the realm overview, shared by `LoginCountSharing`.
+    let loginCounts: LoginCounts
+    /// Each realm's Apple health warnings, as the gauge `herald_apple_health_warning`.
+    let appleHealthWarnings: AppleHealthWarnings
+    /// Realm overviews for the admin API and the warnings' monitor.
+    let overviews: RealmOverviews
 
     /// Builds every store and service over an opened, migrated database. Configuration problems
     /// (an unusable master key) throw `ConfigurationError`.
@@ -93,8 +99,11 @@ public struct HeraldServices: Sendable {
         let jwks = AppleJWKSCache(configuration: AppleJWKSClientConfiguration(url: jwksURL), now: now)
         let googleURL = URL(string: configuration.googleJWKSURL) ?? GoogleJWKS.defaultURL
         let googleJWKS = JWKSCache(configuration: GoogleJWKS.configuration(url: googleURL), now: now)
+        let appleHealthWarnings = AppleHealthWarnings()
+        self.appleHealthWarnings = appleHealthWarnings
         let metrics = HeraldMetrics(collectors: [
             { jwks.metrics.prometheusText(provider: "apple") }, { googleJWKS.metrics.prometheusText(provider: "google") },
+            { appleHealthWarnings.prometheusText() },
         ])
         self.metrics = metrics
         let events = SecurityEventLog(database: database)
@@ -137,10 +146,17 @@ public struct HeraldServices: Sendable {
         appleNotifications = AppleNotificationInbox(
             database: database, verifier: AppleNotificationVerifier(keys: jwks, now: now),
             processor: AppleNotificationProcessor(database: database, sessions: sessionRevoker, now: now))
-        let appleRefusals = AppleExchangeRefusals(events: events, logger: logger, now: now)
+        let appleExchanges = AppleExchangeOutcomes()
+        let appleRefusals = AppleExchangeRefusals(events: events, outcomes: appleExchanges, warnings: appleHealthWarnings,
+                                                  logger: logger, now: now)
         self.appleRefusals = appleRefusals
         appleTokenWork = AppleTokenWork(vault: appleTokens, signal: appleTokenSignal, metrics: metrics, logger: logger,
                                         refusals: appleRefusals, now: now)
+        let loginCounts = LoginCounts(database: database, now: now)
+        self.loginCounts = loginCounts
+        overviews = RealmOverviews(realms: realms, appleProviders: appleProviders, events: events, counts: loginCounts,
+                                   exchanges: appleExchanges, warnings: appleHealthWarnings,
+                                   appleKeys: { jwks.metrics }, database: database, now: now)
         requestLimiter = RequestRateLimiter(database: database, limits: configuration.requestLimits,
                                             windowCapacity: RequestRateLimiter.windowCapacity, now: now)
     }

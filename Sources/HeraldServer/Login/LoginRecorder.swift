@@ -19,6 +19,9 @@ struct LoginRecorder: Sendable {
     /// The provider's name (`IdentityTokenLogin.provider`).
     let provider: String
     let metrics: HeraldMetrics
+    /// The realm overview's hourly buckets (memory only; shared in the background). Nil where
+    /// nothing reads them (tests of the log line alone).
+    let counts: LoginCounts?
     let logger: Logger
 
     /// Records one attempt that began at `started` (`DispatchTime` uptime nanoseconds). The
@@ -45,11 +48,30 @@ struct LoginRecorder: Sendable {
         }
         let realmLabel = InputRules.isSlug(realmID) ? realmID : "invalid"
         metrics.recordLogin(provider: provider, door: door.rawValue, outcome: outcomeLabel, reason: reason)
+        // Only attempts the pipeline tied to a stored realm: made-up realm ids must not fill the buckets.
+        if let counts, outcome.realmFound {
+            counts.record(realmID: realmID, provider: provider, door: door.rawValue, outcome: outcomeLabel, reason: reason)
+        }
         logger.info("login", [
             "realm": .string(realmLabel), "provider": .string(provider), "door": .string(door.rawValue),
             "client": .string(clientKnown ? clientID : "unknown"), "outcome": .string(outcomeLabel),
             "reason": .string(reason), "accountId": .string(accountID),
             "durationMs": .double((durationMs * 100).rounded() / 100), "requestId": .string(requestID),
         ])
+    }
+}
+
+private extension Result<LoginResult, LoginError> {
+    /// Whether the attempt got past loading the realm, so its realm id names a stored realm:
+    /// every success did, and the refusals decided on the realm's settings. The others may come
+    /// before that lookup (an unreadable request, an oversized token, our failures) and carry
+    /// whatever realm id the caller typed.
+    var realmFound: Bool {
+        guard case .failure(let error) = self else { return true }
+        switch error.code {
+        case .badRequest, .realmNotFound, .tokenTooLarge, .internalFailure, .serviceUnavailable: return false
+        case .providerNotConfigured, .unknownClient, .clientNotAllowed, .invalidIdentityToken, .providerUnavailable,
+             .registrationDisabled, .accountDisabled, .invalidDownstreamState, .rateLimited: return true
+        }
     }
 }

@@ -19,6 +19,8 @@ struct NativeLoginRoutes: RouteGroup {
     let appleTokens: AppleTokenVault
     let clientAddresses: ClientAddressResolver
     let metrics: HeraldMetrics
+    /// The realm overview's sign-in buckets.
+    let loginCounts: LoginCounts
     let logger: Logger
 
     /// Longest identity token read from the body; longer than the 16 KiB limit so the limit
@@ -125,7 +127,7 @@ struct NativeLoginRoutes: RouteGroup {
 
     /// The one log line and metric per attempt of `provider` (door `native`).
     private func recorder(_ provider: LoginProvider) -> LoginRecorder {
-        LoginRecorder(door: .native, provider: provider.name, metrics: metrics, logger: logger)
+        LoginRecorder(door: .native, provider: provider.name, metrics: metrics, counts: loginCounts, logger: logger)
     }
 
     /// `fullName`: a string (split by `PersonName(fullName:)`), or

@@ -57,6 +57,8 @@ tags:
     description: People's accounts in a realm.
   - name: Audit
     description: The record of every admin change.
+  - name: Overview
+    description: A realm's sign-ins by outcome and reason, Apple's health and warnings (the console's landing page).
   - name: Events
     description: A realm's security events (logins, token reuse, account status changes).
   - name: Keys
@@ -2615,6 +2617,62 @@ paths:
           $ref: "#/components/responses/AdminRateLimited"
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
+  /api/admin/realms/{realmId}/overview:
+    parameters:
+      - $ref: "#/components/parameters/RealmId"
+    get:
+      tags: [Overview]
+      operationId: getRealmOverview
+      summary: The realm's sign-ins and Apple's health
+      description: |
+        The console's landing page for a realm. Sign-ins over the window, by hour (`24h`) or UTC
+        day (`7d`), the current hour or day included: each slot's counts by outcome (`success`,
+        `rejected`, `error`), reason (`created`, `existing`, or the refusal: an Apple check such
+        as `audience`, `nonce`, `expired`, `signature`, `replayed`, or `rate_limited`,
+        `apple_unavailable`, …), provider and door (`native`, `web`). Attempts on realms that
+        do not exist, and requests refused before their realm was read, are not counted. The
+        counts are kept per hour by each node and added to the database every 2 seconds, so an
+        attempt shows within a few seconds; the answer's cost does not grow with the number of
+        sign-ins or events.
+
+        `apple` is Apple's health as Herald sees it: the signing keys this node holds (last
+        fetch, age, `kid`s, last failure), whether the web flow's Team ID, Key ID and private key
+        are set (never their values), the last code exchange this node made and Apple's latest
+        refusal, server-to-server notifications, stored Apple refresh tokens and queued or
+        given-up revocations. `warnings` say in words what to check; the same conditions are the
+        gauge `herald_apple_health_warning{realm,kind}` on `/metrics`. Viewers may read it.
+      security:
+        - adminToken: []
+      parameters:
+        - name: window
+          in: query
+          description: The span covered; default `24h`.
+          schema:
+            type: string
+            enum: ["24h", "7d"]
+      responses:
+        "200":
+          description: The overview.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/RealmOverview"
+        "400":
+          $ref: "#/components/responses/BadRequest"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/AdminForbidden"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "413":
+          $ref: "#/components/responses/PayloadTooLarge"
+        "414":
+          $ref: "#/components/responses/URITooLong"
+        "429":
+          $ref: "#/components/responses/AdminRateLimited"
+        "431":
+          $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
   /api/admin/audit:
     get:
       tags: [Audit]
@@ -4175,6 +4233,186 @@ components:
     SecurityEventType:
       type: string
       enum: [login.succeeded, login.failed, refresh_token.reused, authorization_code.reused, account.disabled, account.enabled, account.deleted, account.deleted_by_user, apple.code_exchange_refused]
+    RealmOverview:
+      type: object
+      additionalProperties: false
+      required: [realmId, window, from, generatedAt, slotSeconds, totals, byProviderDoor, byReason, slots, apple, warnings]
+      properties:
+        realmId:
+          type: string
+        window:
+          type: string
+          enum: ["24h", "7d"]
+        from:
+          type: integer
+          description: Unix seconds at the first slot's start.
+        generatedAt:
+          type: integer
+        slotSeconds:
+          type: integer
+          description: 3600 for `24h`, 86400 for `7d`.
+        totals:
+          type: object
+          additionalProperties: false
+          required: [attempts, success, newAccounts, rejected, error]
+          properties:
+            attempts: {type: integer}
+            success: {type: integer}
+            newAccounts: {type: integer}
+            rejected: {type: integer}
+            error: {type: integer}
+        byProviderDoor:
+          type: array
+          items:
+            type: object
+            additionalProperties: false
+            required: [provider, door, attempts, success, rejected, error]
+            properties:
+              provider: {type: string}
+              door: {type: string}
+              attempts: {type: integer}
+              success: {type: integer}
+              rejected: {type: integer}
+              error: {type: integer}
+        byReason:
+          type: array
+          description: Most frequent first.
+          items:
+            type: object
+            additionalProperties: false
+            required: [outcome, reason, count]
+            properties:
+              outcome: {type: string}
+              reason: {type: string}
+              count: {type: integer}
+        slots:
+          type: array
+          description: 24 hourly or 7 daily slots, oldest first, empty ones included.
+          items:
+            $ref: "#/components/schemas/RealmOverviewSlot"
+        apple:
+          $ref: "#/components/schemas/AppleHealth"
+        warnings:
+          type: array
+          items:
+            type: object
+            additionalProperties: false
+            required: [kind, message]
+            properties:
+              kind:
+                type: string
+                enum: [client_secret_rejected, stale_keys, keys_unavailable, notifications_silent, revocations_failed, web_flow_incomplete]
+              message:
+                type: string
+                description: What is wrong and what to check, in words.
+              at:
+                type: integer
+                description: When the condition was seen, when it has a moment.
+    RealmOverviewSlot:
+      type: object
+      additionalProperties: false
+      required: [start, success, rejected, error, counts]
+      properties:
+        start: {type: integer}
+        success: {type: integer}
+        rejected: {type: integer}
+        error: {type: integer}
+        counts:
+          type: array
+          items:
+            type: object
+            additionalProperties: false
+            required: [provider, door, outcome, reason, count]
+            properties:
+              provider: {type: string}
+              door: {type: string}
+              outcome: {type: string}
+              reason: {type: string}
+              count: {type: integer}
+    AppleHealth:
+      type: object
+      additionalProperties: false
+      required: [configured, enabled, keys, webFlow, notifications, tokens]
+      properties:
+        configured:
+          type: boolean
+          description: An Apple provider is stored for the realm.
+        enabled:
+          type: boolean
+        keys:
+          type: object
+          description: Apple's signing keys as this node holds them (one cache for every realm); absent fields mean not fetched yet.
+          additionalProperties: false
+          required: [keyIds, stale]
+          properties:
+            lastSuccessAt: {type: integer}
+            ageSeconds: {type: integer}
+            freshUntil: {type: integer}
+            keyIds:
+              type: array
+              items: {type: string}
+            lastFailure:
+              type: object
+              additionalProperties: false
+              required: [outcome, at]
+              properties:
+                outcome: {type: string}
+                at: {type: integer}
+            stale:
+              type: boolean
+              description: Past their freshness, and the last refresh failed.
+        webFlow:
+          type: object
+          additionalProperties: false
+          required: [teamIdSet, keyIdSet, privateKeyStored, returnUrls]
+          properties:
+            teamIdSet: {type: boolean}
+            keyIdSet: {type: boolean}
+            privateKeyStored: {type: boolean}
+            returnUrls: {type: integer}
+            lastExchange:
+              type: object
+              description: The last code exchange this node made since it started.
+              additionalProperties: false
+              required: [ok, at]
+              properties:
+                ok: {type: boolean}
+                error: {type: string}
+                at: {type: integer}
+            lastRefusal:
+              type: object
+              description: Apple's latest refusal of an exchange (event `apple.code_exchange_refused`).
+              additionalProperties: false
+              required: [error, at]
+              properties:
+                error: {type: string}
+                at: {type: integer}
+        notifications:
+          type: object
+          additionalProperties: false
+          required: [byType]
+          properties:
+            last:
+              type: object
+              additionalProperties: false
+              required: [type, receivedAt]
+              properties:
+                type: {type: string}
+                receivedAt: {type: integer}
+            byType:
+              type: object
+              description: Notifications received within the window, by type.
+              additionalProperties: {type: integer}
+        tokens:
+          type: object
+          additionalProperties: false
+          required: [refreshTokens, pendingRevocations, failedRevocations]
+          properties:
+            refreshTokens: {type: integer}
+            pendingRevocations: {type: integer}
+            failedRevocations:
+              type: integer
+              description: Revocations given up after repeated failures.
     SecurityEvent:
       type: object
       required: [id, realmId, at, type, reason, accountId, clientId, sessionId, clientIp, actor]
