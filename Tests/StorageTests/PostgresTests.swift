@@ -221,6 +221,81 @@ struct PostgresTests {
         }
     }
 
+    @Test func writeTransactionSendsNoSavepointOnTheSuccessPath() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let connection = try PostgresConnection(url: url)
+            _ = try connection.transaction(.readCommitted) { try $0.execute("CREATE TABLE t (v INTEGER PRIMARY KEY)") }
+            let before = connection.roundTrips
+            try connection.transaction(.readCommitted) { executor in
+                for value in 1...3 { try executor.execute("INSERT INTO t (v) VALUES (?)", .integer(Int64(value))) }
+                _ = try executor.withSavepoint("part") { try executor.execute("UPDATE t SET v = v + 10 WHERE v = 3") }
+            }
+            // BEGIN with the first INSERT (and its preparation), two more, the UPDATE (prepared in
+            // the same round trip), COMMIT: no SAVEPOINT/RELEASE pairs.
+            #expect(connection.roundTrips - before == 5)
+            let values = try connection.transaction(.readOnlySnapshot) { try $0.query("SELECT v FROM t ORDER BY v").map { try $0.int("v") } }
+            #expect(values == [1, 2, 13])
+            connection.close()
+        }
+    }
+
+    @Test func deferredWritesTravelWithCommitInOneRoundTrip() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let connection = try PostgresConnection(url: url)
+            _ = try connection.transaction(.readCommitted) { try $0.execute("CREATE TABLE t (v INTEGER PRIMARY KEY)") }
+            var before = connection.roundTrips
+            try connection.transaction(.readCommitted) { executor in
+                for value in 1...3 { try executor.executeDeferred("INSERT INTO t (v) VALUES (?)", .integer(Int64(value))) }
+            }
+            #expect(connection.roundTrips - before == 1)  // BEGIN, the INSERTs and COMMIT, pipelined
+            // A deferred write that fails fails the transaction, at COMMIT: nothing of it stays.
+            before = connection.roundTrips
+            #expect(throws: StorageError.self) {
+                try connection.transaction(.readCommitted) { executor in
+                    try executor.executeDeferred("INSERT INTO t (v) VALUES (?)", .integer(4))
+                    try executor.executeDeferred("INSERT INTO t (v) VALUES (?)", .integer(1))
+                }
+            }
+            // A statement the body runs after deferred writes sees them.
+            let seen = try connection.transaction(.readCommitted) { executor -> Int64 in
+                try executor.executeDeferred("INSERT INTO t (v) VALUES (?)", .integer(5))
+                return try executor.queryOne("SELECT count(*) AS c FROM t")?.int("c") ?? -1
+            }
+            #expect(seen == 4)
+            let values = try connection.transaction(.readOnlySnapshot) { try $0.query("SELECT v FROM t ORDER BY v").map { try $0.int("v") } }
+            #expect(values == [1, 2, 3, 5])
+            connection.close()
+        }
+    }
+
+    @Test func failureNeedingASavepointReplaysTheBodyGuarded() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let connection = try PostgresConnection(url: url)
+            _ = try connection.transaction(.readCommitted) { try $0.execute("CREATE TABLE t (v INTEGER PRIMARY KEY)") }
+            var runs = 0
+            let outcome = try connection.transaction(.readCommitted) { executor -> String in
+                runs += 1
+                try executor.execute("INSERT INTO t (v) VALUES (1)")
+                do {
+                    try executor.withSavepoint("refusable") {
+                        try executor.execute("INSERT INTO t (v) VALUES (2)")
+                        throw CancellationError()  // a refusal decided after a write
+                    }
+                } catch is CancellationError {
+                    return "refused"
+                }
+                return "done"
+            }
+            // The optimistic run could not undo its INSERT of 2 alone: it was rolled back and the
+            // body ran again with a real savepoint, keeping 1 and undoing 2, as on SQLite.
+            #expect(outcome == "refused")
+            #expect(runs == 2)
+            let values = try connection.transaction(.readOnlySnapshot) { try $0.query("SELECT v FROM t").map { try $0.int("v") } }
+            #expect(values == [1])
+            connection.close()
+        }
+    }
+
     @Test func swallowedFailureOfAReadQueryFailsTheWriteInsteadOfCommitting() async throws {
         try await withDatabase(.postgres) { database in
             try await database.write { try $0.execute("CREATE TABLE t (v INTEGER)") }

@@ -56,7 +56,9 @@ public struct SessionStore: Sendable {
         let key = try SealedSigningKey.active(db, realmID: request.realmID)
         // Cached after the first use of a kid; the first open is one AES-GCM open and a parse.
         try signer.open(key, realmID: request.realmID, at: at)
-        try db.execute("""
+        // Deferred: on PostgreSQL both inserts travel with the transaction's next statement
+        // or its COMMIT, in one round trip; a failure still fails the whole transaction.
+        try db.executeDeferred("""
             INSERT INTO sessions (id, realm_id, client_id, client_instance, account_id, scope, client_ip, ip_binding,
                 auth_time, access_token_ttl, created_at, expires_at, refresh_idle_ttl, idle_expires_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -66,8 +68,8 @@ public struct SessionStore: Sendable {
             SQLValue(request.ipBinding), .integer(request.authTime), .integer(Int64(request.accessTokenTTL)),
             .integer(at), .integer(expiresAt), request.refreshIdleTTL.map { .integer(Int64($0)) } ?? .null,
             idleExpiresAt.map { .integer($0) } ?? .null)
-        try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
-                       .blob(hash), .text(sessionID), .integer(at))
+        try db.executeDeferred("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
+                               .blob(hash), .text(sessionID), .integer(at))
         let session = SessionSnapshot(id: sessionID, realmID: request.realmID, clientID: request.clientID,
                                       clientInstanceID: request.clientInstanceID, accountID: request.accountID, scope: request.scope, authTime: request.authTime,
                                       accessTokenTTL: request.accessTokenTTL, expiresAt: expiresAt,
@@ -157,13 +159,14 @@ public struct SessionStore: Sendable {
                     try Self.recordReuse(db, session: session, clientIP: clientIP, at: at)
                     return .refused(.reuseDetected)
                 }
-                try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
-                               .blob(replacementHash), .text(session.id), .integer(at))
+                // Deferred (see startSession): they travel with the next read, in one round trip.
+                try db.executeDeferred("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
+                                       .blob(replacementHash), .text(session.id), .integer(at))
                 // The capped scope is stored: scopes a client loses stay lost to its sessions
                 // even if the client is given them again (the user would have to sign in anew).
                 // Using the session moves its idle deadline on (last_refreshed_at is its last use).
                 session.idleExpiresAt = session.refreshIdleTTL.map { at + Int64($0) }
-                try db.execute("UPDATE sessions SET last_refreshed_at = ?, scope = ?, idle_expires_at = ? WHERE id = ?",
+                try db.executeDeferred("UPDATE sessions SET last_refreshed_at = ?, scope = ?, idle_expires_at = ? WHERE id = ?",
                                .integer(at), .text(granted.joined(separator: " ")),
                                session.idleExpiresAt.map { .integer($0) } ?? .null, .text(session.id))
                 session.scope = granted
