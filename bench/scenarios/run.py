@@ -350,7 +350,11 @@ class PostgresCluster:
         started = time.monotonic()
         self._run(f"{self.bin}/initdb", "-D", self.data, "-U", self.USER, "-A", "trust", "-E", "UTF8",
                   "--locale=C.UTF-8")
-        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1"
+        # pg_stat_statements (track=all: the foreign-key checks' internal queries too) counts what
+        # each request costs the database (`counters`).
+        options = (f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1"
+                   " -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+                   " -c pg_stat_statements.track_utility=on")
         self._run(f"{self.bin}/pg_ctl", "-D", self.data, "-l", os.path.join(self.folder, "server.log"),
                   "-o", options, "-w", "-t", "60", "start")
         with open(os.path.join(self.data, "postmaster.pid")) as f:
@@ -362,6 +366,7 @@ class PostgresCluster:
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self._run("psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", self.USER, "-d", "postgres", "-q",
                   "-v", "ON_ERROR_STOP=1", "-c", f"CREATE DATABASE {self.DATABASE}", as_postgres=False)
+        self.psql("CREATE EXTENSION pg_stat_statements;\n")
         log(f"PostgreSQL {os.path.basename(os.path.dirname(self.bin))} on 127.0.0.1:{self.port}"
             f" ({time.monotonic() - started:.1f}s)")
 
@@ -380,6 +385,32 @@ class PostgresCluster:
     def cpu_seconds(self):
         return process_tree_cpu_seconds(self.postmaster) if self.postmaster else 0
 
+    # What the herald database has done so far: statements the nodes sent (top level, from
+    # pg_stat_statements), foreign-key checks that locked a `realms` row (nested), transactions
+    # (pg_stat_database), the next transaction id (every xid assigned, subtransactions' too)
+    # and sequential scans of `sessions`. The harness's own queries here assign no xid.
+    COUNTERS_SQL = """
+        SELECT (SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+                WHERE d.datname = current_database() AND s.toplevel AND s.query NOT LIKE '%pg_stat%'
+                    AND s.query NOT LIKE '%pg_current_snapshot%') AS statements,
+               (SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
+                WHERE NOT toplevel AND query LIKE '%"realms"%FOR KEY SHARE%') AS realm_locks,
+               (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()) AS transactions,
+               pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next_xid,
+               (SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_user_tables WHERE relname = 'sessions') AS session_seq_scans
+        """
+
+    def query_text(self, sql):
+        return subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", self.USER, "-d", self.DATABASE,
+                               "-Xq", "-c", sql], capture_output=True, text=True, check=True).stdout
+
+    def counters(self):
+        """A `DatabaseCounters` snapshot (statistics reach pg_stat_database within a second of a
+        transaction's end, so a snapshot after load waits that long)."""
+        output = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", self.USER, "-d", self.DATABASE,
+                                 "-XAtq", "-F", " ", "-c", self.COUNTERS_SQL], capture_output=True, text=True, check=True)
+        return DatabaseCounters(*(int(value) for value in output.stdout.split()))
+
     def analyze(self):
         """ANALYZE every table: after seeding, and after each warm-up (which fills `sessions`,
         `refresh_tokens` and the replay keys), as autovacuum would within a minute in production
@@ -395,6 +426,24 @@ class PostgresCluster:
                 log(f"  stopping PostgreSQL: {error}")
         self.postmaster = None
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class DatabaseCounters:
+    """PostgreSQL's counters at one moment (`PostgresCluster.counters`)."""
+
+    def __init__(self, statements, realm_locks, transactions, next_xid, session_seq_scans):
+        self.statements, self.realm_locks, self.transactions = statements, realm_locks, transactions
+        self.next_xid, self.session_seq_scans = next_xid, session_seq_scans
+
+    def minus(self, before, requests):
+        """Per request since `before`. Herald pipelines nothing: every statement is one round trip."""
+        per = lambda value: value / requests if requests else 0
+        return {"round_trips": per(self.statements - before.statements),
+                "statements": per(self.statements - before.statements),
+                "transactions": per(self.transactions - before.transactions),
+                "xids": per(self.next_xid - before.next_xid),
+                "realm_locks": per(self.realm_locks - before.realm_locks),
+                "session_seq_scans": self.session_seq_scans - before.session_seq_scans}
 
 
 class Nginx:
@@ -498,6 +547,9 @@ class NodeGroup(Endpoint):
 
     def side_cpu_seconds(self):
         return {"nginx": self.nginx.cpu_seconds(), "PostgreSQL": self.postgres.cpu_seconds()}
+
+    def counters(self):
+        return self.postgres.counters()
 
     def memory(self):
         values = [node.memory() for node in self.nodes]
@@ -736,6 +788,14 @@ class Bench:
             side = ", ".join(f"{name} {seconds / result['requests'] * 1e6:.0f}"
                              for name, seconds in result["side_cpu"].items())
             row["note"] = "; ".join(part for part in (row["note"], f"CPU µs/req beside both nodes': {side}") if part)
+        database = result.get("database")
+        if database:
+            row["database"] = database
+            row["note"] = "; ".join(part for part in (row["note"], (
+                f"PostgreSQL per request: {database['round_trips']:.1f} round trips = {database['statements']:.1f}"
+                f" statements (nothing pipelined), {database['transactions']:.2f} transactions,"
+                f" {database['xids']:.2f} transaction ids, {database['realm_locks']:.2f} `realms` row locks;"
+                f" {database['session_seq_scans']} sequential scans of sessions")) if part)
         if row["dry"]:
             ran = f" after {result['seconds']:.1f}s of {self.duration}s" if result.get("dry") else ""
             row["note"] = "; ".join(part for part in (f"**TOKEN POOL RAN DRY**: run ended{ran}, no token replayed",
@@ -800,12 +860,13 @@ class Bench:
         result = wrk(self.herald.base, connections, f"{self.duration}s", bodies=bodies.path, path=path,
                      content_type=content_type)
         result["cpu"] = self.herald.cpu_seconds() - cpu
+        # Several nodes: what nginx and PostgreSQL spent per request, beside the nodes' CPU.
+        result["side_cpu"] = {name: seconds - side_before[name] for name, seconds in side().items()}
         if counted is not None:
+            time.sleep(1.2)  # pg_stat_database is flushed about once a second
             result["database"] = counters().minus(counted, result["requests"])
         bodies.give_back(result)
         result["warmupNon2xx"] = warmup_failures
-        # Several nodes: what nginx and PostgreSQL spent per request, beside the nodes' CPU.
-        result["side_cpu"] = {name: seconds - side_before[name] for name, seconds in side().items()}
         if result["dry"]:
             log(f"  {scenario} c={connections}: TOKEN POOL RAN DRY: the run ended after {result['seconds']:.1f}s of"
                 f" {self.duration}s ({result['requests']} bodies, each sent once; the figures cover that time)")
@@ -891,11 +952,15 @@ class Bench:
             return BodyFile(file, tokens, self.refresh_bank)
         return label, path, content_type, make
 
-    def refresh(self, connections, kind="token"):
-        label, path, content_type, make = self.refresh_bodies(kind)
-        return self.record(label, connections,
-                           self.bodies_run(label, path, connections, make, content_type,
-                                           rate_hint=self.login_rate and self.login_rate * 1.5))
+    def refresh(self, connections, kind="token", label=None, strict_warmup=True):
+        default_label, path, content_type, make = self.refresh_bodies(kind)
+        label = label or default_label
+        postgres = getattr(self.herald, "postgres", None)
+        result = self.bodies_run(label, path, connections, make, content_type,
+                                 rate_hint=self.login_rate and self.login_rate * 1.5, strict_warmup=strict_warmup,
+                                 after_warmup=postgres and postgres.analyze)
+        return self.record(label, connections, result,
+                           f"warm-up non-2xx: {result['warmupNon2xx']}" if result["warmupNon2xx"] else "")
 
     def flow_lines(self, count):
         """`count` third-party flows for flow.lua: the /authorize path (its own state and S256
@@ -1034,11 +1099,19 @@ class Bench:
         if status != 200 or answer.get("isNewUser") is not False:
             raise RuntimeError(f"a seeded account did not log in as a returning user: {status} {answer}")
         seeded, self.seeded, self.herald = getattr(self, "seeded", pool), pool, self.group
+        # Refresh tokens of this database, not of the SQLite one.
+        single_bank, self.refresh_bank = self.refresh_bank, []
         try:
             for connections in self.args.connections:
                 self.returning(connections, "1b login, returning, 2 nodes + PostgreSQL (nginx)", strict_warmup=False)
+                self.refresh(connections, "token", "3c /token refresh, 2 nodes + PostgreSQL (nginx)", strict_warmup=False)
+            if os.environ.get("BENCH_PG_STATEMENTS"):
+                # Profiling aid: every statement the nodes sent (top level), most called first.
+                log(self.group.postgres.query_text(
+                    "SELECT calls, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) FROM pg_stat_statements"
+                    " WHERE toplevel ORDER BY calls DESC LIMIT 40"))
         finally:
-            self.herald, self.seeded = single, seeded
+            self.herald, self.seeded, self.refresh_bank = single, seeded, single_bank
             self.group.stop()
             self.group = None
 
@@ -1182,6 +1255,18 @@ def targets(bench):
     check(f"login p50 @ {large[0] if large else 1_000_000:,} accounts ≤ 1.25× @ {small[0] if small else 1000:,}",
           [large], lambda: (f"{large[1]['p50'] / small[1]['p50']:.2f}× ({large[1]['p50']:.1f} vs {small[1]['p50']:.1f} ms)"
                             if small[1]["p50"] else "no p50", bool(small[1]["p50"]) and large[1]["p50"] <= 1.25 * small[1]["p50"]))
+    # Issue #39: what a request costs PostgreSQL, counted by the bench (pg_stat_statements,
+    # pg_stat_database, the next transaction id) over the measured run.
+    for name, prefix in (("PostgreSQL returning login (1b)", "1b login"), ("PostgreSQL /token refresh (3c)", "3c /token")):
+        row = find(rows, prefix, c)
+        db = row.get("database") if row else None
+        spent = lambda: (f"{db['round_trips']:.2f} round trips, {db['statements']:.2f} statements,"
+                         f" {db['transactions']:.2f} transactions, {db['xids']:.2f} transaction ids per request")
+        check(f"{name}: ≤ 2 round trips per request on the success path (#39)" + at, [db],
+              lambda: (spent(), db["round_trips"] <= 2.02))
+        check(f"{name}: 1 transaction id per request (#39)" + at, [db], lambda: (f"{db['xids']:.2f}", db["xids"] <= 1.02))
+        check(f"{name}: no row locks on `realms` (foreign-key checks) (#39)" + at, [db],
+              lambda: (f"{db['realm_locks']:.2f} per request", db["realm_locks"] < 0.01))
     peak = max((row["peak_rss"] for row in rows), default=0)
     check("peak RSS < 150 MB (Herald, every scenario)", [rows], lambda: (f"{peak:.0f} MB", peak < 150))
     setting = synchronous_setting()
