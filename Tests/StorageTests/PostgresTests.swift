@@ -268,6 +268,25 @@ struct PostgresTests {
         }
     }
 
+    @Test func databaseCountsTheRoundTripsOfEveryConnection() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let database = try PostgresDatabase(url: url, connectionCount: 2, now: { Date() })
+            try await database.write { try $0.execute("CREATE TABLE t (v INTEGER)") }
+            let before = database.roundTrips.total
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for value in 1...4 {
+                    group.addTask {
+                        try await database.write { try $0.executeDeferred("INSERT INTO t (v) VALUES (?)", .integer(Int64(value))) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            // Each write: BEGIN, its INSERT and COMMIT in one pipeline.
+            #expect(database.roundTrips.total - before == 4)
+            await database.close()
+        }
+    }
+
     @Test func failureNeedingASavepointReplaysTheBodyGuarded() async throws {
         try await TestPostgres.shared().withDatabase { url in
             let connection = try PostgresConnection(url: url)

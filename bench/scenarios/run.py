@@ -429,16 +429,18 @@ class PostgresCluster:
 
 
 class DatabaseCounters:
-    """PostgreSQL's counters at one moment (`PostgresCluster.counters`)."""
+    """PostgreSQL's counters at one moment (`PostgresCluster.counters`), and the round trips
+    the nodes made to it (`herald_postgres_round_trips_total` of each node's /metrics: a
+    pipeline of statements counts once)."""
 
-    def __init__(self, statements, realm_locks, transactions, next_xid, session_seq_scans):
+    def __init__(self, statements, realm_locks, transactions, next_xid, session_seq_scans, round_trips=0):
         self.statements, self.realm_locks, self.transactions = statements, realm_locks, transactions
-        self.next_xid, self.session_seq_scans = next_xid, session_seq_scans
+        self.next_xid, self.session_seq_scans, self.round_trips = next_xid, session_seq_scans, round_trips
 
     def minus(self, before, requests):
-        """Per request since `before`. Herald pipelines nothing: every statement is one round trip."""
+        """Per request since `before`."""
         per = lambda value: value / requests if requests else 0
-        return {"round_trips": per(self.statements - before.statements),
+        return {"round_trips": per(self.round_trips - before.round_trips),
                 "statements": per(self.statements - before.statements),
                 "transactions": per(self.transactions - before.transactions),
                 "xids": per(self.next_xid - before.next_xid),
@@ -549,7 +551,14 @@ class NodeGroup(Endpoint):
         return {"nginx": self.nginx.cpu_seconds(), "PostgreSQL": self.postgres.cpu_seconds()}
 
     def counters(self):
-        return self.postgres.counters()
+        counters = self.postgres.counters()
+        for node in self.nodes:
+            status, text = node.request("GET", "/metrics")
+            found = re.search(rb"^herald_postgres_round_trips_total (\d+)$", text, re.M) if status == 200 else None
+            if not found:
+                raise RuntimeError(f"node {node.port}: /metrics has no herald_postgres_round_trips_total ({status})")
+            counters.round_trips += int(found.group(1))
+        return counters
 
     def memory(self):
         values = [node.memory() for node in self.nodes]
@@ -792,8 +801,8 @@ class Bench:
         if database:
             row["database"] = database
             row["note"] = "; ".join(part for part in (row["note"], (
-                f"PostgreSQL per request: {database['round_trips']:.1f} round trips = {database['statements']:.1f}"
-                f" statements (nothing pipelined), {database['transactions']:.2f} transactions,"
+                f"PostgreSQL per request: {database['round_trips']:.2f} round trips (the nodes' /metrics),"
+                f" {database['statements']:.2f} statements, {database['transactions']:.2f} transactions,"
                 f" {database['xids']:.2f} transaction ids, {database['realm_locks']:.2f} `realms` row locks;"
                 f" {database['session_seq_scans']} sequential scans of sessions")) if part)
         if row["dry"]:
@@ -1264,7 +1273,10 @@ def targets(bench):
                          f" {db['transactions']:.2f} transactions, {db['xids']:.2f} transaction ids per request")
         check(f"{name}: ≤ 2 round trips per request on the success path (#39)" + at, [db],
               lambda: (spent(), db["round_trips"] <= 2.02))
-        check(f"{name}: 1 transaction id per request (#39)" + at, [db], lambda: (f"{db['xids']:.2f}", db["xids"] <= 1.02))
+        # A request's own transaction takes one id; the window also holds the few background
+        # writes of both nodes (the rate limiter's shared counts, purges), hence the margin.
+        check(f"{name}: 1 transaction id per request (#39)" + at, [db],
+              lambda: (f"{db['xids']:.3f} (background writes included)", db["xids"] <= 1.05))
         check(f"{name}: no row locks on `realms` (foreign-key checks) (#39)" + at, [db],
               lambda: (f"{db['realm_locks']:.2f} per request", db["realm_locks"] < 0.01))
     peak = max((row["peak_rss"] for row in rows), default=0)

@@ -82,7 +82,11 @@ public struct HeraldServices: Sendable {
         accessTokens = AccessTokenVerifier(database: database, signer: signer, now: now)
         let jwksURL = URL(string: configuration.appleJWKSURL) ?? AppleJWKSClientConfiguration.defaultURL
         let jwks = AppleJWKSCache(configuration: AppleJWKSClientConfiguration(url: jwksURL), now: now)
-        let metrics = HeraldMetrics(collectors: [{ jwks.metrics.prometheusText }])
+        var collectors: [@Sendable () -> String] = [{ jwks.metrics.prometheusText }]
+        if let postgres = database as? PostgresDatabase {
+            collectors.append { postgres.roundTrips.prometheusText }
+        }
+        let metrics = HeraldMetrics(collectors: collectors)
         self.metrics = metrics
         let events = SecurityEventLog(database: database)
         self.events = events

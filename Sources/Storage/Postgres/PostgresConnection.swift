@@ -49,12 +49,18 @@ final class PostgresConnection {
     /// Number of cached prepared statements (for tests).
     var preparedStatementCount: Int { prepared.count }
     /// Requests sent to the server and waited for since the connection was made (tests count
-    /// a transaction's round trips with it).
-    private(set) var roundTrips = 0
+    /// a transaction's round trips with it); a pipeline counts once.
+    private(set) var roundTrips = 0 {
+        didSet { sharedRoundTrips?.add(roundTrips - oldValue) }
+    }
+    /// The count of every connection of a database (`PostgresDatabase.roundTrips`).
+    private let sharedRoundTrips: PostgresRoundTrips?
 
-    /// Connects to `url` (a `postgres://` URL or a libpq connection string).
-    init(url: String) throws(StorageError) {
+    /// Connects to `url` (a `postgres://` URL or a libpq connection string); its round trips
+    /// are added to `roundTrips` when given.
+    init(url: String, roundTrips: PostgresRoundTrips? = nil) throws(StorageError) {
         self.url = url
+        self.sharedRoundTrips = roundTrips
         try connect()
     }
 
@@ -638,3 +644,4 @@ extension String {
         return text
     }
 }
+
