@@ -262,8 +262,17 @@ struct PostgresTests {
                 return try executor.queryOne("SELECT count(*) AS c FROM t")?.int("c") ?? -1
             }
             #expect(seen == 4)
+            // A deferred write never sent (the body threw) leaves its statement unprepared, and
+            // the next transaction prepares it instead of running a statement that does not exist.
+            #expect(throws: CancellationError.self) {
+                try connection.transaction(.readCommitted) { executor in
+                    try executor.executeDeferred("INSERT INTO t (v) VALUES (? + 100)", .integer(6))
+                    throw CancellationError()
+                }
+            }
+            try connection.transaction(.readCommitted) { try $0.executeDeferred("INSERT INTO t (v) VALUES (? + 100)", .integer(7)) }
             let values = try connection.transaction(.readOnlySnapshot) { try $0.query("SELECT v FROM t ORDER BY v").map { try $0.int("v") } }
-            #expect(values == [1, 2, 3, 5])
+            #expect(values == [1, 2, 3, 5, 107])
             connection.close()
         }
     }

@@ -438,8 +438,7 @@ final class PostgresConnection {
         lostBeforeBegin = false
         isInTransactionBody = true
         defer {
-            queued.removeAll()
-            beginQueued = false
+            discardQueued()
             writeMode = .readOnly
             needsReplay = false
             isInTransactionBody = false
@@ -488,6 +487,13 @@ final class PostgresConnection {
         return result
     }
 
+    /// Drops what was queued and never sent; a statement it would have prepared is not.
+    private func discardQueued() {
+        for case .prepareAndRun(_, let key) in queued.map(\.form) { prepared[key] = nil }
+        queued.removeAll()
+        beginQueued = false
+    }
+
     private var isConnected: Bool {
         guard let handle else { return false }
         return PQstatus(handle) == CONNECTION_OK
@@ -495,8 +501,7 @@ final class PostgresConnection {
 
     /// Best effort: the caller is already reporting the error that caused the rollback.
     private func rollback() {
-        queued.removeAll()
-        beginQueued = false
+        discardQueued()
         guard let handle, PQstatus(handle) == CONNECTION_OK, PQtransactionStatus(handle) != PQTRANS_IDLE else { return }
         try? runUncached("ROLLBACK")
     }
