@@ -296,6 +296,25 @@ struct PostgresTests {
         }
     }
 
+    @Test func readOnlyTransactionWaitsForOneRoundTrip() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let connection = try PostgresConnection(url: url)
+            _ = try connection.transaction(.readCommitted) { try $0.execute("CREATE TABLE t (v INTEGER)") }
+            for value in 1...3 {
+                let before = connection.roundTrips
+                // BEGIN with the SELECT; the COMMIT is sent without waiting, its answer read by
+                // the next command.
+                let count = try connection.transaction(.readOnlySnapshot) { try $0.queryOne("SELECT count(*) AS c FROM t")?.int("c") }
+                #expect(connection.roundTrips - before == 1)
+                #expect(count == Int64(value - 1))
+                _ = try connection.transaction(.readCommitted) { try $0.execute("INSERT INTO t (v) VALUES (?)", .integer(Int64(value))) }
+            }
+            // The snapshot ended with the COMMIT: a read sees every write committed since.
+            #expect(try connection.transaction(.readOnlySnapshot) { try $0.queryOne("SELECT count(*) AS c FROM t")?.int("c") } == 3)
+            connection.close()
+        }
+    }
+
     @Test func failureNeedingASavepointReplaysTheBodyGuarded() async throws {
         try await TestPostgres.shared().withDatabase { url in
             let connection = try PostgresConnection(url: url)

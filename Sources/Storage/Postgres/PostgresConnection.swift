@@ -49,7 +49,8 @@ final class PostgresConnection {
     /// Number of cached prepared statements (for tests).
     var preparedStatementCount: Int { prepared.count }
     /// Requests sent to the server and waited for since the connection was made (tests count
-    /// a transaction's round trips with it); a pipeline counts once.
+    /// a transaction's round trips with it); a pipeline counts once, a read-only COMMIT (not
+    /// waited for) not at all.
     private(set) var roundTrips = 0 {
         didSet { sharedRoundTrips?.add(roundTrips - oldValue) }
     }
@@ -102,6 +103,12 @@ final class PostgresConnection {
     /// The live handle; re-opens a connection that broke since its last use.
     private func liveHandle(sql: String?) throws(StorageError) -> OpaquePointer {
         guard !isClosed else { throw StorageError.closed(sql: sql) }
+        if unreadCommit, let handle {
+            // The answer to a read-only transaction's COMMIT (long arrived, as a rule); a failure
+            // there changed nothing, and a broken connection shows in its status below.
+            unreadCommit = false
+            while let result = PQgetResult(handle) { PQclear(result) }
+        }
         if let handle, PQstatus(handle) == CONNECTION_OK { return handle }
         // Never inside a transaction body: a fresh connection would run the rest of the body
         // outside the transaction, each statement committing on its own.
@@ -190,6 +197,9 @@ final class PostgresConnection {
     /// While COMMIT is being sent: a connection lost then leaves the outcome unknown, so the
     /// transaction is never run again.
     private var isCommitting = false
+    /// A read-only transaction's COMMIT was sent without waiting: its answer is read before the
+    /// connection's next command.
+    private var unreadCommit = false
 
     /// Runs a statement without caching it (transaction control, setup), after what is queued.
     private func runUncached(_ sql: String) throws(StorageError) {
@@ -475,6 +485,14 @@ final class PostgresConnection {
                 // aborted it: committing now would hide a partial change.
                 throw StorageError(code: .other, message: "the transaction ended or failed inside the body; do not run BEGIN/COMMIT/ROLLBACK in a transaction body, and do not swallow its errors")
             }
+        }
+        if mode == .readOnly, queued.isEmpty, let handle,
+           PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) == 1 {
+            // A read-only transaction's COMMIT decides nothing (its answers are already read)
+            // and only ends the snapshot, which the server does on receipt: the caller need not
+            // wait for it. Not a round trip in `roundTrips`.
+            unreadCommit = true
+            return result
         }
         do {
             isCommitting = true
