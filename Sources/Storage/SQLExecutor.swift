@@ -17,6 +17,10 @@ public protocol SQLExecutor {
     /// with COMMIT, in one round trip; should it fail, the transaction fails (nothing is
     /// committed) with its error, at that point rather than here. SQLite runs it at once.
     func executeDeferred(_ sql: String, _ parameters: [SQLValue]) throws(StorageError)
+    /// Runs `statements` in order and returns each one's rows (a data-changing one's RETURNING
+    /// rows). PostgreSQL sends them, with what is deferred, in one round trip; SQLite runs them
+    /// one by one. For a body whose next statements do not depend on each other's answers.
+    func queryBatch(_ statements: [(sql: String, parameters: [SQLValue])]) throws(StorageError) -> [[Row]]
 }
 
 extension SQLExecutor {
@@ -33,6 +37,13 @@ extension SQLExecutor {
     /// See the requirement; by default the statement runs at once.
     public func executeDeferred(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) {
         try execute(sql, parameters)
+    }
+
+    /// See the requirement; by default the statements run one by one.
+    public func queryBatch(_ statements: [(sql: String, parameters: [SQLValue])]) throws(StorageError) -> [[Row]] {
+        var rows: [[Row]] = []
+        for statement in statements { rows.append(try query(statement.sql, statement.parameters)) }
+        return rows
     }
 
     /// See the requirement.

@@ -315,6 +315,30 @@ struct PostgresTests {
         }
     }
 
+    @Test func batchOfStatementsIsOneRoundTrip() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let connection = try PostgresConnection(url: url)
+            _ = try connection.transaction(.readCommitted) { executor in
+                try executor.execute("CREATE TABLE t (v INTEGER PRIMARY KEY, used INTEGER)")
+                try executor.execute("INSERT INTO t (v) VALUES (1), (2)")
+            }
+            let before = connection.roundTrips
+            let answers = try connection.transaction(.readCommitted) { executor in
+                try executor.queryBatch([
+                    ("UPDATE t SET used = 1 WHERE v = ? AND used IS NULL RETURNING v", [.integer(1)]),
+                    ("UPDATE t SET used = 1 WHERE v = ? AND used IS NULL RETURNING v", [.integer(3)]),
+                    ("SELECT count(*) AS c FROM t WHERE used = 1", []),
+                ])
+            }
+            // BEGIN and the three statements (two preparations) in one round trip, then COMMIT;
+            // each statement sees the ones before it.
+            #expect(connection.roundTrips - before == 2)
+            #expect(answers.map(\.count) == [1, 0, 1])
+            #expect(try answers[2].first?.int("c") == 1)
+            connection.close()
+        }
+    }
+
     @Test func failureNeedingASavepointReplaysTheBodyGuarded() async throws {
         try await TestPostgres.shared().withDatabase { url in
             let connection = try PostgresConnection(url: url)

@@ -147,6 +147,25 @@ final class PostgresConnection {
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [Row] {
         let result = try run(sql, parameters)
         defer { PQclear(result) }
+        return Self.rows(of: result)
+    }
+
+    /// Runs statements in one round trip (see `SQLExecutor.queryBatch`); one at a time, each
+    /// under its savepoint, in a guarded attempt.
+    func queryBatch(_ statements: [(sql: String, parameters: [SQLValue])]) throws(StorageError) -> [[Row]] {
+        guard writeMode != .guarded else {
+            var rows: [[Row]] = []
+            for statement in statements { rows.append(try query(statement.sql, statement.parameters)) }
+            return rows
+        }
+        var commands: [PostgresCommand] = []
+        for statement in statements { commands.append(try command(statement.sql, statement.parameters)) }
+        let results = try send(commands)
+        defer { for case let result? in results { PQclear(result) } }
+        return results.map { $0.map(Self.rows(of:)) ?? [] }
+    }
+
+    private static func rows(of result: OpaquePointer) -> [Row] {
         let columnCount = PQnfields(result)
         let rowCount = PQntuples(result)
         guard columnCount > 0 else { return [] }
@@ -203,7 +222,7 @@ final class PostgresConnection {
 
     /// Runs a statement without caching it (transaction control, setup), after what is queued.
     private func runUncached(_ sql: String) throws(StorageError) {
-        if !queued.isEmpty { _ = try send(nil) }
+        if !queued.isEmpty { _ = try send([]) }
         let handle = try liveHandle(sql: sql)
         roundTrips += 1
         let result = PQexec(handle, sql)
@@ -237,7 +256,7 @@ final class PostgresConnection {
     /// Translates, prepares (once per SQL and parameter types) and runs; the caller clears the result.
     private func runStatement(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> OpaquePointer {
         let command = try command(sql, parameters)
-        guard let result = try send(command) else { throw StorageError.connectionLost("no result", sql: sql) }
+        guard let result = try send([command]).first ?? nil else { throw StorageError.connectionLost("no result", sql: sql) }
         return result
     }
 
@@ -294,18 +313,18 @@ final class PostgresConnection {
                                types: types, values: encoded, lengths: lengths, formats: formats)
     }
 
-    /// Sends what is queued, then `final` (if any), in one round trip: a pipeline when there
-    /// is more than one command or a preparation. Returns `final`'s result (the caller clears
-    /// it). Throws the first failure; in an optimistic write, a failed data change marks the
+    /// Sends what is queued, then `finals`, in one round trip: a pipeline when there is more
+    /// than one command or a preparation. Returns the results of `finals` (the caller clears
+    /// them). Throws the first failure; in an optimistic write, a failed data change marks the
     /// attempt for the guarded replay, and a connection lost before BEGIN reached the server
     /// marks it for a re-run on a new connection.
-    private func send(_ final: PostgresCommand?) throws(StorageError) -> OpaquePointer? {
+    private func send(_ finals: [PostgresCommand]) throws(StorageError) -> [OpaquePointer?] {
         var commands = queued
         queued.removeAll()
         let sendsBegin = beginQueued
         beginQueued = false
-        if let final { commands.append(final) }
-        guard !commands.isEmpty else { return nil }
+        commands += finals
+        guard !commands.isEmpty else { return [] }
         let handle = try liveHandle(sql: commands.last?.sql)
         roundTrips += 1
         let results: [OpaquePointer?]
@@ -336,12 +355,8 @@ final class PostgresConnection {
                 throw error
             }
         }
-        for case let result? in results.dropLast() { PQclear(result) }
-        guard final != nil else {
-            if let last = results.last ?? nil { PQclear(last) }
-            return nil
-        }
-        return results.last ?? nil
+        for case let result? in results.dropLast(finals.count) { PQclear(result) }
+        return Array(results.suffix(finals.count))
     }
 
     /// One command without pipeline mode.
@@ -496,7 +511,7 @@ final class PostgresConnection {
         }
         do {
             isCommitting = true
-            _ = try send(.plain("COMMIT"))
+            for case let result? in try send([.plain("COMMIT")]) { PQclear(result) }
         } catch {
             rollback()
             if needsReplay, isConnected { throw ReplayGuarded() }
@@ -626,6 +641,10 @@ struct PostgresExecutor: SQLExecutor {
 
     func executeDeferred(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) {
         try connection.executeDeferred(sql, parameters)
+    }
+
+    func queryBatch(_ statements: [(sql: String, parameters: [SQLValue])]) throws(StorageError) -> [[Row]] {
+        try connection.queryBatch(statements)
     }
 }
 

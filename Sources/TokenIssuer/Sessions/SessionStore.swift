@@ -151,15 +151,21 @@ public struct SessionStore: Sendable {
                 let granted = client.capping(session.scope)
                 if let scope, !Set(scope).isSubset(of: granted) { return .refused(.invalidScope) }
                 // The condition makes rotation single-use even where the writer is not serial.
-                let changed = try db.execute(
-                    "UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL",
-                    .integer(at), .blob(presented))
-                guard changed == 1 else {
+                // The account and the realm's key travel with it (one round trip on PostgreSQL):
+                // read in this transaction so the response's user matches the tokens, and a
+                // failed read undoes the rotation instead of losing the app its new refresh token.
+                let answers = try db.queryBatch([
+                    ("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL RETURNING rotated_at",
+                     [.integer(at), .blob(presented)]),
+                    AccountStore.loadStatement(realmID: realmID, id: session.accountID),
+                    SealedSigningKey.activeStatement(realmID: realmID),
+                ])
+                guard answers[0].count == 1 else {
                     try Self.revoke(db, sessionID: session.id, reason: "reuse", at: at)
                     try Self.recordReuse(db, session: session, clientIP: clientIP, at: at)
                     return .refused(.reuseDetected)
                 }
-                // Deferred (see startSession): they travel with the next read, in one round trip.
+                // Deferred (see startSession): they travel with the next read or COMMIT.
                 try db.executeDeferred("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
                                        .blob(replacementHash), .text(session.id), .integer(at))
                 // The capped scope is stored: scopes a client loses stay lost to its sessions
@@ -167,15 +173,13 @@ public struct SessionStore: Sendable {
                 // Using the session moves its idle deadline on (last_refreshed_at is its last use).
                 session.idleExpiresAt = session.refreshIdleTTL.map { at + Int64($0) }
                 try db.executeDeferred("UPDATE sessions SET last_refreshed_at = ?, scope = ?, idle_expires_at = ? WHERE id = ?",
-                               .integer(at), .text(granted.joined(separator: " ")),
-                               session.idleExpiresAt.map { .integer($0) } ?? .null, .text(session.id))
+                                       .integer(at), .text(granted.joined(separator: " ")),
+                                       session.idleExpiresAt.map { .integer($0) } ?? .null, .text(session.id))
                 session.scope = granted
-                guard let account = try AccountStore.load(db, realmID: realmID, id: session.accountID) else {
+                guard let account = try answers[1].first.map(AccountStore.account(from:)) else {
                     return .refused(.accountDeleted)
                 }
-                // Read in this transaction so the response's user matches the tokens, and a failed
-                // read undoes the rotation instead of losing the app its new refresh token.
-                return .rotated(session, try Self.material(db, key: try SealedSigningKey.active(db, realmID: realmID),
+                return .rotated(session, try Self.material(db, key: try SealedSigningKey.active(fromRows: answers[2]),
                                                           account: account, answer: presenter.answer))
             }
         } catch let error as TokenError {
