@@ -46,17 +46,23 @@ public final class AppleReplayStore: Sendable {
     /// nothing outside the database.
     public func claim(_ db: any SQLExecutor, realmID: String, subject: String, nonce: String, expiresAt: Int64,
                       now: Int64, purgingUpTo purgeLimit: Int) throws -> Bool {
-        let keyHash = Self.keyHash(subject: subject, nonce: nonce)
-        // An existing row whose expiry has passed is free again: the update takes it over.
-        let changed = try db.execute(
-            """
+        let statement = Self.claimStatement(realmID: realmID, subject: subject, nonce: nonce, expiresAt: expiresAt, now: now)
+        let claimed = try !db.query(statement.sql, statement.parameters).isEmpty
+        if purgeLimit > 0 { _ = try Self.deleteExpired(db, now: now, limit: purgeLimit) }
+        return claimed
+    }
+
+    /// The claim: a row back when it was recorded. An existing row whose expiry has passed is
+    /// free again: the update takes it over.
+    static func claimStatement(realmID: String, subject: String, nonce: String, expiresAt: Int64, now: Int64)
+        -> (sql: String, parameters: [SQLValue]) {
+        ("""
             INSERT INTO apple_token_replays (realm_id, key_hash, expires_at) VALUES (?, ?, ?)
             ON CONFLICT (realm_id, key_hash) DO UPDATE SET expires_at = excluded.expires_at
             WHERE apple_token_replays.expires_at <= ?
+            RETURNING expires_at
             """,
-            [.text(realmID), .blob(keyHash), .integer(expiresAt), .integer(now)])
-        if purgeLimit > 0 { _ = try Self.deleteExpired(db, now: now, limit: purgeLimit) }
-        return changed > 0
+         [.text(realmID), .blob(keyHash(subject: subject, nonce: nonce)), .integer(expiresAt), .integer(now)])
     }
 
     /// How many expired rows the next claim should purge: `purgeBatchSize` at most once per

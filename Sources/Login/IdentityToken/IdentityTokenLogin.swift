@@ -197,6 +197,12 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
         return VerifiedLogin(client: client, identity: verified, audience: audience, replay: replay)
     }
 
+    /// A step decided after the claim was sent with the reads, before anything else was
+    /// written: thrown so the transaction rolls back (the token stays unclaimed).
+    private struct Undone: Error {
+        let step: LoginStep
+    }
+
     /// The login's write transaction, then the signing of branch A's tokens.
     private func complete(_ request: LoginRequest, context: LoginContext<Verifier.Configuration>,
                           verified: VerifiedLogin) async throws(LoginError) -> AttemptOutcome {
@@ -217,17 +223,27 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                 // pending authorization with a conditional UPDATE, so nothing here needs
                 // SERIALIZABLE, whose index-page locks made concurrent logins fail each other.
                 step = try await database.write(isolation: .readCommitted) { db -> LoginStep in
+                    // One round trip on PostgreSQL: the settings stamp, the failure count and the
+                    // claim (when it is one statement) travel together.
+                    let limitCheck = checksLimit
+                        ? limiter.retryAfterCheck(realmID: realm.id, clientIP: request.clientIP, limit: realm.rateLimit) : nil
+                    let claim = replay?.statement
+                    let answers = try db.queryBatch([RealmSettingsVersion.currentStatement(realmID: realm.id)]
+                                                    + (limitCheck.map { [$0.statement] } ?? []) + (claim.map { [$0] } ?? []))
                     // What was verified against is still what is stored (on every node), and a
                     // remembered context's failure count, read here for the first time, is under
-                    // its limit; either way nothing is written otherwise, the token unclaimed.
-                    guard try RealmSettingsVersion.current(db, realmID: realm.id) == version else { return .stale }
-                    if checksLimit, let blockedFor = try limiter.retryAfter(db, realmID: realm.id, clientIP: request.clientIP,
-                                                                            limit: realm.rateLimit) {
-                        return .blocked(retryAfterSeconds: blockedFor)
+                    // its limit; either way nothing is written otherwise, the token unclaimed
+                    // (the claim, sent already, is undone by throwing: all rolls back).
+                    guard try RealmSettingsVersion.current(fromRows: answers[0]) == version else { throw Undone(step: .stale) }
+                    if let limitCheck, let blockedFor = try limitCheck.retryAfter(answers[1]) {
+                        throw Undone(step: .blocked(retryAfterSeconds: blockedFor))
                     }
                     // The claim commits even when the login is refused below: a token seen once is
                     // never accepted again. Only a storage failure (rethrown, all rolled back) leaves it unclaimed.
-                    if let replay, try !replay.record(in: db) { return .replayed }
+                    if let replay {
+                        let claimed = try claim != nil ? !(answers.last ?? []).isEmpty : replay.record(in: db)
+                        if !claimed { return .replayed }
+                    }
                     do {
                         let step = try db.withSavepoint("login") {
                             try resolveAndComplete(db, realm: realm, client: client, identity: identity,
@@ -241,6 +257,8 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                         return .refused(refusal)
                     }
                 }
+            } catch let undone as Undone {
+                step = undone.step
             } catch let error as RealmsError where error.code == .conflict && attempt < Self.maximumWriteAttempts {
                 // A concurrent login of the same person (same subject or email) created the
                 // account or identity first; everything rolled back, and the next attempt
