@@ -36,7 +36,9 @@ public struct AccountResolver: Sendable {
             case .active:
                 let updated = try fillMissing(db, account: account, claims: claims, email: email, at: at)
                 if email != nil {
-                    try db.execute("""
+                    // Deferred, as the account's update: no answer is needed, so on PostgreSQL they
+                    // travel with the login's next statement (a failure still fails the transaction).
+                    try db.executeDeferred("""
                         UPDATE identities SET email = ? WHERE realm_id = ? AND provider = ? AND open_id = ? AND email IS NULL
                         """, .optional(email), .text(realmID), .text(claims.provider), .text(claims.subject))
                 }
@@ -94,7 +96,7 @@ public struct AccountResolver: Sendable {
         }
         guard updated != account else { return account }
         updated.updatedAt = at
-        try db.execute("""
+        try db.executeDeferred("""
             UPDATE accounts SET email = ?, email_verified = ?, is_private_email = ?, given_name = ?, family_name = ?,
                 display_name = ?, updated_at = ?
             WHERE realm_id = ? AND id = ?
