@@ -228,8 +228,11 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                     let limitCheck = checksLimit
                         ? limiter.retryAfterCheck(realmID: realm.id, clientIP: request.clientIP, limit: realm.rateLimit) : nil
                     let claim = replay?.statement
+                    // After the claim, in the order the login used them: the account of the identity.
                     let answers = try db.queryBatch([RealmSettingsVersion.currentStatement(realmID: realm.id)]
-                                                    + (limitCheck.map { [$0.statement] } ?? []) + (claim.map { [$0] } ?? []))
+                                                    + (limitCheck.map { [$0.statement] } ?? []) + (claim.map { [$0] } ?? [])
+                                                    + [AccountResolver.lookupStatement(realmID: realm.id, claims: identity)])
+                    let identityAccountRows = answers[answers.count - 1]
                     // What was verified against is still what is stored (on every node), and a
                     // remembered context's failure count, read here for the first time, is under
                     // its limit; either way nothing is written otherwise, the token unclaimed
@@ -241,13 +244,13 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                     // The claim commits even when the login is refused below: a token seen once is
                     // never accepted again. Only a storage failure (rethrown, all rolled back) leaves it unclaimed.
                     if let replay {
-                        let claimed = try claim != nil ? !(answers.last ?? []).isEmpty : replay.record(in: db)
+                        let claimed = try claim != nil ? !answers[answers.count - 2].isEmpty : replay.record(in: db)
                         if !claimed { return .replayed }
                     }
                     do {
                         let step = try db.withSavepoint("login") {
                             try resolveAndComplete(db, realm: realm, client: client, identity: identity,
-                                                   request: request, authTime: authTime)
+                                                   identityAccountRows: identityAccountRows, request: request, authTime: authTime)
                         }
                         // The success event commits with the session or code it records.
                         try Self.recordSuccess(db, step, realmID: realm.id, clientID: client.clientId,
@@ -315,11 +318,11 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
     /// errors are rethrown unchanged, so the whole transaction rolls back (and PostgreSQL can
     /// retry a serialization failure).
     private func resolveAndComplete(_ db: any SQLExecutor, realm: Realm, client: ClientApp,
-                                    identity: ProviderIdentityClaims, request: LoginRequest,
+                                    identity: ProviderIdentityClaims, identityAccountRows: [Row], request: LoginRequest,
                                     authTime: Int64) throws -> LoginStep {
         let resolution: AccountResolution
         do {
-            resolution = try resolver.resolve(db, realm: realm, claims: identity)
+            resolution = try resolver.resolve(db, realm: realm, claims: identity, identityAccountRows: identityAccountRows)
         } catch let error as AccountResolutionError {
             switch error.code {
             case .registrationDisabled: throw LoginError(.registrationDisabled)

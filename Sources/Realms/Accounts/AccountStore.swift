@@ -239,10 +239,17 @@ public struct AccountStore: Sendable {
 
     /// The account an identity is linked to, if any.
     public static func load(_ db: any SQLExecutor, realmID: String, provider: String, openID: String) throws -> Account? {
-        try db.queryOne("""
+        let statement = loadStatement(realmID: realmID, provider: provider, openID: openID)
+        return try db.queryOne(statement.sql, statement.parameters).map(account(from:))
+    }
+
+    /// What `load(_:realmID:provider:openID:)` runs, for a caller that sends it with other
+    /// statements in one round trip (`SQLExecutor.queryBatch`); its row decodes with `account(from:)`.
+    public static func loadStatement(realmID: String, provider: String, openID: String) -> (sql: String, parameters: [SQLValue]) {
+        ("""
             SELECT a.* FROM accounts a JOIN identities i ON i.account_id = a.id
             WHERE i.realm_id = ? AND i.provider = ? AND i.open_id = ?
-            """, .text(realmID), .text(provider), .text(openID)).map(account(from:))
+            """, [.text(realmID), .text(provider), .text(openID)])
     }
 
     /// Loads the realm's account with this email (compared lowercased).
