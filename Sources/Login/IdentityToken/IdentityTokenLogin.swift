@@ -197,6 +197,14 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
         return VerifiedLogin(client: client, identity: verified, audience: audience, replay: replay)
     }
 
+    /// What the login transaction read in its first round trip for the steps after the claim.
+    private struct FirstReads {
+        /// `AccountResolver.lookupStatement`'s rows.
+        let identityAccount: [Row]
+        /// `SessionStore.signingKeyStatement`'s rows.
+        let signingKey: [Row]
+    }
+
     /// A step decided after the claim was sent with the reads, before anything else was
     /// written: thrown so the transaction rolls back (the token stays unclaimed).
     private struct Undone: Error {
@@ -228,11 +236,13 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                     let limitCheck = checksLimit
                         ? limiter.retryAfterCheck(realmID: realm.id, clientIP: request.clientIP, limit: realm.rateLimit) : nil
                     let claim = replay?.statement
-                    // After the claim, in the order the login used them: the account of the identity.
+                    // After the claim, in the order the login used them: the account of the identity
+                    // and the realm's signing key.
                     let answers = try db.queryBatch([RealmSettingsVersion.currentStatement(realmID: realm.id)]
                                                     + (limitCheck.map { [$0.statement] } ?? []) + (claim.map { [$0] } ?? [])
-                                                    + [AccountResolver.lookupStatement(realmID: realm.id, claims: identity)])
-                    let identityAccountRows = answers[answers.count - 1]
+                                                    + [AccountResolver.lookupStatement(realmID: realm.id, claims: identity),
+                                                       SessionStore.signingKeyStatement(realmID: realm.id)])
+                    let firstReads = FirstReads(identityAccount: answers[answers.count - 2], signingKey: answers[answers.count - 1])
                     // What was verified against is still what is stored (on every node), and a
                     // remembered context's failure count, read here for the first time, is under
                     // its limit; either way nothing is written otherwise, the token unclaimed
@@ -244,13 +254,13 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                     // The claim commits even when the login is refused below: a token seen once is
                     // never accepted again. Only a storage failure (rethrown, all rolled back) leaves it unclaimed.
                     if let replay {
-                        let claimed = try claim != nil ? !answers[answers.count - 2].isEmpty : replay.record(in: db)
+                        let claimed = try claim != nil ? !answers[answers.count - 3].isEmpty : replay.record(in: db)
                         if !claimed { return .replayed }
                     }
                     do {
                         let step = try db.withSavepoint("login") {
                             try resolveAndComplete(db, realm: realm, client: client, identity: identity,
-                                                   identityAccountRows: identityAccountRows, request: request, authTime: authTime)
+                                                   firstReads: firstReads, request: request, authTime: authTime)
                         }
                         // The success event commits with the session or code it records.
                         try Self.recordSuccess(db, step, realmID: realm.id, clientID: client.clientId,
@@ -318,11 +328,11 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
     /// errors are rethrown unchanged, so the whole transaction rolls back (and PostgreSQL can
     /// retry a serialization failure).
     private func resolveAndComplete(_ db: any SQLExecutor, realm: Realm, client: ClientApp,
-                                    identity: ProviderIdentityClaims, identityAccountRows: [Row], request: LoginRequest,
+                                    identity: ProviderIdentityClaims, firstReads: FirstReads, request: LoginRequest,
                                     authTime: Int64) throws -> LoginStep {
         let resolution: AccountResolution
         do {
-            resolution = try resolver.resolve(db, realm: realm, claims: identity, identityAccountRows: identityAccountRows)
+            resolution = try resolver.resolve(db, realm: realm, claims: identity, identityAccountRows: firstReads.identityAccount)
         } catch let error as AccountResolutionError {
             switch error.code {
             case .registrationDisabled: throw LoginError(.registrationDisabled)
@@ -351,7 +361,7 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
             let prepared = try sessions.startSession(
                 in: db, SessionRequest(realm: realm, client: client, accountID: resolution.account.id,
                                        scope: client.allowedScopes, clientIP: request.clientIP, authTime: authTime),
-                account: resolution.account, answer: .firstParty)
+                account: resolution.account, answer: .firstParty, signingKeyRows: firstReads.signingKey)
             return .session(resolution, prepared)
         } catch let error as StorageError {
             throw error

@@ -35,9 +35,11 @@ public struct SessionStore: Sendable {
     /// `account` is the request's account as the caller already read it in this transaction
     /// (native login's resolution), which spares reading it again; nil reads it here.
     /// `answer` says what else is issued: the first-party answer's profile (the account's
-    /// identities, read here) or the token endpoint's ID token.
+    /// identities, read here) or the token endpoint's ID token. `signingKeyRows`: the rows of
+    /// `signingKeyStatement(realmID:)` when the caller already ran it in this transaction (sent
+    /// with its other first statements); nil reads the key here.
     public func startSession(in db: any SQLExecutor, _ request: SessionRequest, account: Account? = nil,
-                             answer: SessionAnswer) throws -> PreparedSession {
+                             answer: SessionAnswer, signingKeyRows: [Row]? = nil) throws -> PreparedSession {
         precondition(account == nil || account?.id == request.accountID, "the account of another session request")
         let at = now().unixSeconds
         let sessionID = SecureRandom.token(byteCount: 16)
@@ -53,7 +55,7 @@ public struct SessionStore: Sendable {
         case .disabled: throw TokenError(.accountDisabled)
         case .deleted: throw TokenError(.accountDeleted)
         }
-        let key = try SealedSigningKey.active(db, realmID: request.realmID)
+        let key = try signingKeyRows.map(SealedSigningKey.active(fromRows:)) ?? SealedSigningKey.active(db, realmID: request.realmID)
         // Cached after the first use of a kid; the first open is one AES-GCM open and a parse.
         try signer.open(key, realmID: request.realmID, at: at)
         // Deferred: on PostgreSQL both inserts travel with the transaction's next statement
@@ -76,6 +78,12 @@ public struct SessionStore: Sendable {
                                       refreshIdleTTL: request.refreshIdleTTL, idleExpiresAt: idleExpiresAt)
         return PreparedSession(session: session, material: try Self.material(db, key: key, account: account, answer: answer),
                                refreshToken: refreshToken, nonce: request.nonce, at: at)
+    }
+
+    /// What `startSession` reads for the realm's active signing key, for a caller that sends it
+    /// with other statements in one round trip (`SQLExecutor.queryBatch`).
+    public static func signingKeyStatement(realmID: String) -> (sql: String, parameters: [SQLValue]) {
+        SealedSigningKey.activeStatement(realmID: realmID)
     }
 
     /// Signs the access (and ID) token of a session written by ``startSession(in:_:)``; call
