@@ -8,6 +8,19 @@ public protocol SQLExecutor {
     @discardableResult func execute(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> Int
     /// Runs one statement and returns all its rows.
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [Row]
+    /// Runs `body` under a savepoint (see the extension's default). PostgreSQL's executor
+    /// overrides it: its optimistic attempt runs `body` without one and, should `body` throw,
+    /// replays the whole transaction with real savepoints.
+    func withSavepoint<T>(_ name: String, _ body: () throws -> T) throws -> T
+    /// Runs a data-changing statement whose result the body does not need, at the latest
+    /// when the transaction commits. PostgreSQL sends it with the body's next statement, or
+    /// with COMMIT, in one round trip; should it fail, the transaction fails (nothing is
+    /// committed) with its error, at that point rather than here. SQLite runs it at once.
+    func executeDeferred(_ sql: String, _ parameters: [SQLValue]) throws(StorageError)
+    /// Runs `statements` in order and returns each one's rows (a data-changing one's RETURNING
+    /// rows). PostgreSQL sends them, with what is deferred, in one round trip; SQLite runs them
+    /// one by one. For a body whose next statements do not depend on each other's answers.
+    func queryBatch(_ statements: [(sql: String, parameters: [SQLValue])]) throws(StorageError) -> [[Row]]
 }
 
 extension SQLExecutor {
@@ -19,6 +32,23 @@ extension SQLExecutor {
     /// Runs one statement and returns all its rows.
     public func query(_ sql: String, _ parameters: SQLValue...) throws(StorageError) -> [Row] {
         try query(sql, parameters)
+    }
+
+    /// See the requirement; by default the statement runs at once.
+    public func executeDeferred(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) {
+        try execute(sql, parameters)
+    }
+
+    /// See the requirement; by default the statements run one by one.
+    public func queryBatch(_ statements: [(sql: String, parameters: [SQLValue])]) throws(StorageError) -> [[Row]] {
+        var rows: [[Row]] = []
+        for statement in statements { rows.append(try query(statement.sql, statement.parameters)) }
+        return rows
+    }
+
+    /// See the requirement.
+    public func executeDeferred(_ sql: String, _ parameters: SQLValue...) throws(StorageError) {
+        try executeDeferred(sql, parameters)
     }
 
     /// Runs one statement and returns its first row, or nil when it returns none.

@@ -2,6 +2,7 @@ import Foundation
 import HeraldTestSupport
 import Login
 import Realms
+import Storage
 import Testing
 
 /// `IdentityTokenLogin` in process, over the stub provider: what each branch commits.
@@ -44,6 +45,24 @@ struct IdentityTokenLoginBranchTests {
         #expect(second.accountID == first.accountID)
         #expect(try await fixture.accountCount() == 1)
         #expect(try await fixture.events(.loginSucceeded).map(\.reason) == ["existing", "created"])
+    }
+
+    @Test("branch A: a returning login waits for 3 round trips on PostgreSQL, its first reads and claim in one")
+    func returningLoginRoundTrips() async throws {
+        let fixture = try await LoginFixture(.postgres)
+        let postgres = try #require(fixture.database as? PostgresDatabase)
+        fixture.identities.verifies("t-first", subject: "sub-r")
+        _ = try await fixture.login.login(fixture.request("t-first"))
+        fixture.identities.verifies("t-again", subject: "sub-r")
+        let before = postgres.roundTrips.total
+        let result = try await fixture.login.login(fixture.request("t-again"))
+        #expect(!result.isNewUser)
+        // BEGIN + settings stamp + failure count + claim + the account by identity + the signing
+        // key; the account's identities (its profile); the session, token and event with COMMIT.
+        #expect(postgres.roundTrips.total - before == 3)
+        // The claim committed: the token is now a replay.
+        #expect(await fixture.refusal(of: fixture.request("t-again"))
+            == LoginError(.invalidIdentityToken, providerReason: LoginError.replayedReason))
     }
 
     @Test("branch A: a new subject with a verified email links to the active account that has it", arguments: Backend.allCases)

@@ -179,4 +179,29 @@ struct RealmStoreTests {
             #expect(entries[1].changes["createdAt"] == nil)
         }
     }
+
+    @Test("a deleted realm's security events go with it, without a realm foreign key on PostgreSQL", arguments: Backend.allCases)
+    func deletionRemovesEvents(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            _ = try await test.realms.create(id: "other", context: admin)
+            for realm in ["acme", "other"] {
+                try await test.database.write { db in
+                    try SecurityEventLog.record(db, NewSecurityEvent(realmID: realm, type: .loginSucceeded, at: 1_700_000_000))
+                }
+            }
+            try await test.realms.delete("acme", context: admin)
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let events = SecurityEventLog(database: test.database)
+            #expect(try await events.list(realmID: "acme").items.isEmpty)
+            #expect(try await events.list(realmID: "other").items.count == 1)
+            if backend == .postgres {
+                // Logins insert events; a foreign key's check would lock the realm's row in each.
+                let constraints = try await test.rows("""
+                    SELECT conname FROM pg_constraint WHERE conrelid = 'security_events'::regclass AND contype = 'f'
+                    """)
+                #expect(constraints.isEmpty)
+            }
+        }
+    }
 }

@@ -221,6 +221,152 @@ struct PostgresTests {
         }
     }
 
+    @Test func writeTransactionSendsNoSavepointOnTheSuccessPath() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let connection = try PostgresConnection(url: url)
+            _ = try connection.transaction(.readCommitted) { try $0.execute("CREATE TABLE t (v INTEGER PRIMARY KEY)") }
+            let before = connection.roundTrips
+            try connection.transaction(.readCommitted) { executor in
+                for value in 1...3 { try executor.execute("INSERT INTO t (v) VALUES (?)", .integer(Int64(value))) }
+                _ = try executor.withSavepoint("part") { try executor.execute("UPDATE t SET v = v + 10 WHERE v = 3") }
+            }
+            // BEGIN with the first INSERT (and its preparation), two more, the UPDATE (prepared in
+            // the same round trip), COMMIT: no SAVEPOINT/RELEASE pairs.
+            #expect(connection.roundTrips - before == 5)
+            let values = try connection.transaction(.readOnlySnapshot) { try $0.query("SELECT v FROM t ORDER BY v").map { try $0.int("v") } }
+            #expect(values == [1, 2, 13])
+            connection.close()
+        }
+    }
+
+    @Test func deferredWritesTravelWithCommitInOneRoundTrip() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let connection = try PostgresConnection(url: url)
+            _ = try connection.transaction(.readCommitted) { try $0.execute("CREATE TABLE t (v INTEGER PRIMARY KEY)") }
+            var before = connection.roundTrips
+            try connection.transaction(.readCommitted) { executor in
+                for value in 1...3 { try executor.executeDeferred("INSERT INTO t (v) VALUES (?)", .integer(Int64(value))) }
+            }
+            #expect(connection.roundTrips - before == 1)  // BEGIN, the INSERTs and COMMIT, pipelined
+            // A deferred write that fails fails the transaction, at COMMIT: nothing of it stays.
+            before = connection.roundTrips
+            #expect(throws: StorageError.self) {
+                try connection.transaction(.readCommitted) { executor in
+                    try executor.executeDeferred("INSERT INTO t (v) VALUES (?)", .integer(4))
+                    try executor.executeDeferred("INSERT INTO t (v) VALUES (?)", .integer(1))
+                }
+            }
+            // A statement the body runs after deferred writes sees them.
+            let seen = try connection.transaction(.readCommitted) { executor -> Int64 in
+                try executor.executeDeferred("INSERT INTO t (v) VALUES (?)", .integer(5))
+                return try executor.queryOne("SELECT count(*) AS c FROM t")?.int("c") ?? -1
+            }
+            #expect(seen == 4)
+            // A deferred write never sent (the body threw) leaves its statement unprepared, and
+            // the next transaction prepares it instead of running a statement that does not exist.
+            #expect(throws: CancellationError.self) {
+                try connection.transaction(.readCommitted) { executor in
+                    try executor.executeDeferred("INSERT INTO t (v) VALUES (? + 100)", .integer(6))
+                    throw CancellationError()
+                }
+            }
+            try connection.transaction(.readCommitted) { try $0.executeDeferred("INSERT INTO t (v) VALUES (? + 100)", .integer(7)) }
+            let values = try connection.transaction(.readOnlySnapshot) { try $0.query("SELECT v FROM t ORDER BY v").map { try $0.int("v") } }
+            #expect(values == [1, 2, 3, 5, 107])
+            connection.close()
+        }
+    }
+
+    @Test func databaseCountsTheRoundTripsOfEveryConnection() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let database = try PostgresDatabase(url: url, connectionCount: 2, now: { Date() })
+            try await database.write { try $0.execute("CREATE TABLE t (v INTEGER)") }
+            let before = database.roundTrips.total
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for value in 1...4 {
+                    group.addTask {
+                        try await database.write { try $0.executeDeferred("INSERT INTO t (v) VALUES (?)", .integer(Int64(value))) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            // Each write: BEGIN, its INSERT and COMMIT in one pipeline.
+            #expect(database.roundTrips.total - before == 4)
+            await database.close()
+        }
+    }
+
+    @Test func readOnlyTransactionWaitsForOneRoundTrip() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let connection = try PostgresConnection(url: url)
+            _ = try connection.transaction(.readCommitted) { try $0.execute("CREATE TABLE t (v INTEGER)") }
+            for value in 1...3 {
+                let before = connection.roundTrips
+                // BEGIN with the SELECT; the COMMIT is sent without waiting, its answer read by
+                // the next command.
+                let count = try connection.transaction(.readOnlySnapshot) { try $0.queryOne("SELECT count(*) AS c FROM t")?.int("c") }
+                #expect(connection.roundTrips - before == 1)
+                #expect(count == Int64(value - 1))
+                _ = try connection.transaction(.readCommitted) { try $0.execute("INSERT INTO t (v) VALUES (?)", .integer(Int64(value))) }
+            }
+            // The snapshot ended with the COMMIT: a read sees every write committed since.
+            #expect(try connection.transaction(.readOnlySnapshot) { try $0.queryOne("SELECT count(*) AS c FROM t")?.int("c") } == 3)
+            connection.close()
+        }
+    }
+
+    @Test func batchOfStatementsIsOneRoundTrip() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let connection = try PostgresConnection(url: url)
+            _ = try connection.transaction(.readCommitted) { executor in
+                try executor.execute("CREATE TABLE t (v INTEGER PRIMARY KEY, used INTEGER)")
+                try executor.execute("INSERT INTO t (v) VALUES (1), (2)")
+            }
+            let before = connection.roundTrips
+            let answers = try connection.transaction(.readCommitted) { executor in
+                try executor.queryBatch([
+                    ("UPDATE t SET used = 1 WHERE v = ? AND used IS NULL RETURNING v", [.integer(1)]),
+                    ("UPDATE t SET used = 1 WHERE v = ? AND used IS NULL RETURNING v", [.integer(3)]),
+                    ("SELECT count(*) AS c FROM t WHERE used = 1", []),
+                ])
+            }
+            // BEGIN and the three statements (two preparations) in one round trip, then COMMIT;
+            // each statement sees the ones before it.
+            #expect(connection.roundTrips - before == 2)
+            #expect(answers.map(\.count) == [1, 0, 1])
+            #expect(try answers[2].first?.int("c") == 1)
+            connection.close()
+        }
+    }
+
+    @Test func failureNeedingASavepointReplaysTheBodyGuarded() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let connection = try PostgresConnection(url: url)
+            _ = try connection.transaction(.readCommitted) { try $0.execute("CREATE TABLE t (v INTEGER PRIMARY KEY)") }
+            var runs = 0
+            let outcome = try connection.transaction(.readCommitted) { executor -> String in
+                runs += 1
+                try executor.execute("INSERT INTO t (v) VALUES (1)")
+                do {
+                    try executor.withSavepoint("refusable") {
+                        try executor.execute("INSERT INTO t (v) VALUES (2)")
+                        throw CancellationError()  // a refusal decided after a write
+                    }
+                } catch is CancellationError {
+                    return "refused"
+                }
+                return "done"
+            }
+            // The optimistic run could not undo its INSERT of 2 alone: it was rolled back and the
+            // body ran again with a real savepoint, keeping 1 and undoing 2, as on SQLite.
+            #expect(outcome == "refused")
+            #expect(runs == 2)
+            let values = try connection.transaction(.readOnlySnapshot) { try $0.query("SELECT v FROM t").map { try $0.int("v") } }
+            #expect(values == [1])
+            connection.close()
+        }
+    }
+
     @Test func swallowedFailureOfAReadQueryFailsTheWriteInsteadOfCommitting() async throws {
         try await withDatabase(.postgres) { database in
             try await database.write { try $0.execute("CREATE TABLE t (v INTEGER)") }

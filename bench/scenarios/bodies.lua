@@ -1,12 +1,15 @@
 -- wrk script: POSTs pre-built bodies, one per line of $BENCH_BODIES, each sent at most once.
 -- Thread k of $BENCH_THREADS takes lines k, k+T, k+2T, … so no two threads share a body
 -- (identity tokens and refresh tokens are single-use: a body sent twice is a failure, not load).
--- When a thread runs out it wraps around and the server refuses the replays, which then show
--- up as non-2xx; done() also reports wrapped threads so the harness can reject the run.
--- Environment: BENCH_BODIES (file), BENCH_PATH, BENCH_CONTENT_TYPE, BENCH_THREADS, and
--- BENCH_CAPTURE (optional file prefix: write each returned refresh token to PREFIX.<thread>,
--- and create PREFIX.<thread>.done once every body of the thread has been answered, so the
--- harness can stop wrk then instead of idling out the duration).
+-- A thread never wraps around: once its slice is sent, its connections go idle (request()
+-- returns an empty request, so nothing is written) and it creates $BENCH_DRY.<thread>, on
+-- which the harness ends the run (SIGINT: wrk stops and prints its summary over the time it
+-- actually ran) and reports the pool as dry. done() reports the threads that ran dry.
+-- Environment: BENCH_BODIES (file), BENCH_PATH, BENCH_CONTENT_TYPE, BENCH_THREADS, BENCH_DRY
+-- (file prefix of the dry markers), and BENCH_CAPTURE (optional file prefix: write each
+-- returned refresh token to PREFIX.<thread>, and create PREFIX.<thread>.done once every body
+-- of the thread has been answered, so the harness can stop wrk then instead of idling out the
+-- duration).
 
 local threads = {}
 local counter = 0
@@ -32,7 +35,8 @@ function init(args)
     end
     available = #bodies
     used = 0
-    wrapped = 0
+    dry = 0
+    dry_marker = os.getenv("BENCH_DRY") and (os.getenv("BENCH_DRY") .. "." .. id)
     capture = os.getenv("BENCH_CAPTURE")
     answered = 0
     if capture then
@@ -44,14 +48,15 @@ function init(args)
 end
 
 function request()
-    used = used + 1
-    if used > available then
-        used = 1
-        wrapped = 1
-        -- Capturing sessions (not a measurement): idle on /healthz instead of replaying.
-        if capture then return wrk.format("GET", "/healthz") end
+    if used >= available then
+        if dry == 0 then
+            dry = 1
+            if dry_marker then io.open(dry_marker, "w"):close() end
+        end
+        -- Nothing to write: the connection idles until the harness ends the run.
+        return ""
     end
-    if capture and wrapped == 1 then return wrk.format("GET", "/healthz") end
+    used = used + 1
     return bodies[used]
 end
 
@@ -61,26 +66,23 @@ if os.getenv("BENCH_CAPTURE") then
     function response(status, headers, body)
         local token = body:match('"refreshToken"%s*:%s*"([^"]+)"') or body:match('"refresh_token"%s*:%s*"([^"]+)"')
         if token then capture:write(token, "\n") end
-        -- Every answer but /healthz's (the idling after the bodies ran out) is a body's.
-        if body ~= '{"status":"ok"}' then
-            answered = answered + 1
-            if answered == available then io.open(done_marker, "w"):close() end
-        end
+        answered = answered + 1
+        if answered == available then io.open(done_marker, "w"):close() end
     end
 end
 
 function done(summary, latency, requests)
-    local consumed, available, wraps, per_thread = 0, 0, 0, {}
+    local consumed, available, dry_threads, per_thread = 0, 0, 0, {}
     for _, thread in ipairs(threads) do
         table.insert(per_thread, tostring(thread:get("used")))
         consumed = consumed + thread:get("used")
         available = available + thread:get("available")
-        wraps = wraps + thread:get("wrapped")
+        dry_threads = dry_threads + thread:get("dry")
     end
     io.write(string.format(
-        "BENCH {\"requests\":%d,\"seconds\":%.3f,\"non2xx\":%d,\"socketErrors\":%d,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f,\"bodiesUsed\":%d,\"bodiesAvailable\":%d,\"wrappedThreads\":%d,\"usedPerThread\":[%s]}\n",
+        "BENCH {\"requests\":%d,\"seconds\":%.3f,\"non2xx\":%d,\"socketErrors\":%d,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f,\"bodiesUsed\":%d,\"bodiesAvailable\":%d,\"dryThreads\":%d,\"usedPerThread\":[%s]}\n",
         summary.requests, summary.duration / 1e6, summary.errors.status,
         summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
         latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000,
-        consumed, available, wraps, table.concat(per_thread, ",")))
+        consumed, available, dry_threads, table.concat(per_thread, ",")))
 end

@@ -12,10 +12,11 @@
 -- $BENCH_FLOWS has one flow per line, tab-separated: the /authorize path with its query (its
 -- own state and S256 challenge), that state, the PKCE verifier, and the native-login body up to
 -- the downstreamState value (an identity token used once: the server refuses replays). Thread k
--- of $BENCH_THREADS takes lines k, k+T, …; a thread that runs out idles on /healthz and is
--- reported (wrappedThreads), so the harness rejects the run.
--- Environment: BENCH_FLOWS, BENCH_THREADS, BENCH_LOGIN_PATH, BENCH_TOKEN_PATH, BENCH_TOKEN_FORM
--- (the form's fixed part, URL-encoded: redirect_uri, client_id, client_secret).
+-- of $BENCH_THREADS takes lines k, k+T, …; a thread that has started all its flows finishes
+-- the queued steps, then idles (an empty request writes nothing) and creates $BENCH_DRY.<thread>,
+-- on which the harness ends the run and reports the pool as dry (dryThreads).
+-- Environment: BENCH_FLOWS, BENCH_THREADS, BENCH_DRY, BENCH_LOGIN_PATH, BENCH_TOKEN_PATH,
+-- BENCH_TOKEN_FORM (the form's fixed part, URL-encoded: redirect_uri, client_id, client_secret).
 
 local threads = {}
 local counter = 0
@@ -42,7 +43,8 @@ function init(args)
         index = index + 1
     end
     available = #flows
-    started, logins, completed, wrapped = 0, 0, 0, 0
+    started, logins, completed, dry = 0, 0, 0, 0
+    dry_marker = os.getenv("BENCH_DRY") and (os.getenv("BENCH_DRY") .. "." .. id)
     verifiers = {}
     queue, head, tail = {}, 1, 0
     json = { ["Content-Type"] = "application/json" }
@@ -62,8 +64,11 @@ function request()
         return next
     end
     if started >= available then
-        wrapped = 1
-        return wrk.format("GET", "/healthz")
+        if dry == 0 then
+            dry = 1
+            if dry_marker then io.open(dry_marker, "w"):close() end
+        end
+        return ""
     end
     started = started + 1
     local flow = flows[started]
@@ -98,19 +103,19 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, requests)
-    local flows_done, started_total, available_total, wraps, per_thread = 0, 0, 0, 0, {}
+    local flows_done, started_total, available_total, dry_threads, per_thread = 0, 0, 0, 0, {}
     for _, thread in ipairs(threads) do
         -- The identity tokens a thread sent: the first `logins` of its lines.
         table.insert(per_thread, tostring(thread:get("logins")))
         flows_done = flows_done + thread:get("completed")
         started_total = started_total + thread:get("started")
         available_total = available_total + thread:get("available")
-        wraps = wraps + thread:get("wrapped")
+        dry_threads = dry_threads + thread:get("dry")
     end
     io.write(string.format(
-        "BENCH {\"requests\":%d,\"seconds\":%.3f,\"non2xx\":%d,\"socketErrors\":%d,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f,\"flows\":%d,\"flowsStarted\":%d,\"bodiesUsed\":%d,\"bodiesAvailable\":%d,\"wrappedThreads\":%d,\"usedPerThread\":[%s]}\n",
+        "BENCH {\"requests\":%d,\"seconds\":%.3f,\"non2xx\":%d,\"socketErrors\":%d,\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f,\"flows\":%d,\"flowsStarted\":%d,\"bodiesUsed\":%d,\"bodiesAvailable\":%d,\"dryThreads\":%d,\"usedPerThread\":[%s]}\n",
         summary.requests, summary.duration / 1e6, summary.errors.status,
         summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
         latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000,
-        flows_done, started_total, started_total, available_total, wraps, table.concat(per_thread, ",")))
+        flows_done, started_total, started_total, available_total, dry_threads, table.concat(per_thread, ",")))
 end

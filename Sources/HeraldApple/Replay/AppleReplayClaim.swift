@@ -21,4 +21,11 @@ struct AppleReplayClaim: Sendable {
         try store.claim(db, realmID: realmID, subject: subject, nonce: nonce, expiresAt: expiresAt, now: now,
                         purgingUpTo: purgeLimit)
     }
+
+    /// The claim's one statement when no purge is due (see `ReplayClaim.statement`).
+    var statement: (sql: String, parameters: [SQLValue])? {
+        guard purgeLimit == 0 else { return nil }
+        return store.claimStatement(realmID: realmID, subject: subject, nonce: nonce, expiresAt: expiresAt,
+                                               now: now)
+    }
 }

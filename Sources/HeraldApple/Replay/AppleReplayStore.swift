@@ -30,6 +30,14 @@ public final class AppleReplayStore: Sendable {
                          expiresAt: expiresAt, now: now, purgingUpTo: purgeLimit)
     }
 
+    /// The claim as one statement that returns a row when it recorded the claim
+    /// (`TokenReplayLedger.claimStatement`).
+    func claimStatement(realmID: String, subject: String, nonce: String, expiresAt: Int64, now: Int64)
+        -> (sql: String, parameters: [SQLValue]) {
+        ledger.claimStatement(realmID: realmID, keyHash: Self.keyHash(subject: subject, nonce: nonce),
+                              expiresAt: expiresAt, now: now)
+    }
+
     /// How many expired rows the next claim should purge (`TokenReplayLedger.purgeBudget`).
     public func purgeBudget(now: Int64) -> Int { ledger.purgeBudget(now: now) }
 

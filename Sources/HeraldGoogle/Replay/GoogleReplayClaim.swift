@@ -18,4 +18,10 @@ struct GoogleReplayClaim: ReplayClaim {
     func record(in db: any SQLExecutor) throws -> Bool {
         try store.claim(db, realmID: realmID, keyHash: keyHash, expiresAt: expiresAt, now: now, purgingUpTo: purgeLimit)
     }
+
+    /// The claim's one statement when no purge is due (see `ReplayClaim.statement`).
+    var statement: (sql: String, parameters: [SQLValue])? {
+        guard purgeLimit == 0 else { return nil }
+        return store.claimStatement(realmID: realmID, keyHash: keyHash, expiresAt: expiresAt, now: now)
+    }
 }

@@ -31,6 +31,12 @@ public final class GoogleReplayStore: Sendable {
         try ledger.claim(db, realmID: realmID, keyHash: keyHash, expiresAt: expiresAt, now: now, purgingUpTo: purgeLimit)
     }
 
+    /// The claim as one statement (`TokenReplayLedger.claimStatement`).
+    func claimStatement(realmID: String, keyHash: [UInt8], expiresAt: Int64, now: Int64)
+        -> (sql: String, parameters: [SQLValue]) {
+        ledger.claimStatement(realmID: realmID, keyHash: keyHash, expiresAt: expiresAt, now: now)
+    }
+
     /// How many expired rows the next claim should purge (`TokenReplayLedger.purgeBudget`).
     public func purgeBudget(now: Int64) -> Int { ledger.purgeBudget(now: now) }
 

@@ -101,10 +101,14 @@ public struct HeraldServices: Sendable {
         let googleJWKS = JWKSCache(configuration: GoogleJWKS.configuration(url: googleURL), now: now)
         let appleHealthWarnings = AppleHealthWarnings()
         self.appleHealthWarnings = appleHealthWarnings
-        let metrics = HeraldMetrics(collectors: [
+        var collectors: [@Sendable () -> String] = [
             { jwks.metrics.prometheusText(provider: "apple") }, { googleJWKS.metrics.prometheusText(provider: "google") },
             { appleHealthWarnings.prometheusText() },
-        ])
+        ]
+        if let postgres = database as? PostgresDatabase {
+            collectors.append { postgres.roundTrips.prometheusText }
+        }
+        let metrics = HeraldMetrics(collectors: collectors)
         self.metrics = metrics
         let events = SecurityEventLog(database: database)
         self.events = events

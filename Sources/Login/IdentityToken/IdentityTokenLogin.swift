@@ -197,6 +197,20 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
         return VerifiedLogin(client: client, identity: verified, audience: audience, replay: replay)
     }
 
+    /// What the login transaction read in its first round trip for the steps after the claim.
+    private struct FirstReads {
+        /// `AccountResolver.lookupStatement`'s rows.
+        let identityAccount: [Row]
+        /// `SessionStore.signingKeyStatement`'s rows.
+        let signingKey: [Row]
+    }
+
+    /// A step decided after the claim was sent with the reads, before anything else was
+    /// written: thrown so the transaction rolls back (the token stays unclaimed).
+    private struct Undone: Error {
+        let step: LoginStep
+    }
+
     /// The login's write transaction, then the signing of branch A's tokens.
     private func complete(_ request: LoginRequest, context: LoginContext<Verifier.Configuration>,
                           verified: VerifiedLogin) async throws(LoginError) -> AttemptOutcome {
@@ -217,21 +231,36 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                 // pending authorization with a conditional UPDATE, so nothing here needs
                 // SERIALIZABLE, whose index-page locks made concurrent logins fail each other.
                 step = try await database.write(isolation: .readCommitted) { db -> LoginStep in
+                    // One round trip on PostgreSQL: the settings stamp, the failure count and the
+                    // claim (when it is one statement) travel together.
+                    let limitCheck = checksLimit
+                        ? limiter.retryAfterCheck(realmID: realm.id, clientIP: request.clientIP, limit: realm.rateLimit) : nil
+                    let claim = replay?.statement
+                    // After the claim, in the order the login used them: the account of the identity
+                    // and the realm's signing key.
+                    let answers = try db.queryBatch([RealmSettingsVersion.currentStatement(realmID: realm.id)]
+                                                    + (limitCheck.map { [$0.statement] } ?? []) + (claim.map { [$0] } ?? [])
+                                                    + [AccountResolver.lookupStatement(realmID: realm.id, claims: identity),
+                                                       SessionStore.signingKeyStatement(realmID: realm.id)])
+                    let firstReads = FirstReads(identityAccount: answers[answers.count - 2], signingKey: answers[answers.count - 1])
                     // What was verified against is still what is stored (on every node), and a
                     // remembered context's failure count, read here for the first time, is under
-                    // its limit; either way nothing is written otherwise, the token unclaimed.
-                    guard try RealmSettingsVersion.current(db, realmID: realm.id) == version else { return .stale }
-                    if checksLimit, let blockedFor = try limiter.retryAfter(db, realmID: realm.id, clientIP: request.clientIP,
-                                                                            limit: realm.rateLimit) {
-                        return .blocked(retryAfterSeconds: blockedFor)
+                    // its limit; either way nothing is written otherwise, the token unclaimed
+                    // (the claim, sent already, is undone by throwing: all rolls back).
+                    guard try RealmSettingsVersion.current(fromRows: answers[0]) == version else { throw Undone(step: .stale) }
+                    if let limitCheck, let blockedFor = try limitCheck.retryAfter(answers[1]) {
+                        throw Undone(step: .blocked(retryAfterSeconds: blockedFor))
                     }
                     // The claim commits even when the login is refused below: a token seen once is
                     // never accepted again. Only a storage failure (rethrown, all rolled back) leaves it unclaimed.
-                    if let replay, try !replay.record(in: db) { return .replayed }
+                    if let replay {
+                        let claimed = try claim != nil ? !answers[answers.count - 3].isEmpty : replay.record(in: db)
+                        if !claimed { return .replayed }
+                    }
                     do {
                         let step = try db.withSavepoint("login") {
                             try resolveAndComplete(db, realm: realm, client: client, identity: identity,
-                                                   request: request, authTime: authTime)
+                                                   firstReads: firstReads, request: request, authTime: authTime)
                         }
                         // The success event commits with the session or code it records.
                         try Self.recordSuccess(db, step, realmID: realm.id, clientID: client.clientId,
@@ -241,6 +270,8 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                         return .refused(refusal)
                     }
                 }
+            } catch let undone as Undone {
+                step = undone.step
             } catch let error as RealmsError where error.code == .conflict && attempt < Self.maximumWriteAttempts {
                 // A concurrent login of the same person (same subject or email) created the
                 // account or identity first; everything rolled back, and the next attempt
@@ -297,11 +328,11 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
     /// errors are rethrown unchanged, so the whole transaction rolls back (and PostgreSQL can
     /// retry a serialization failure).
     private func resolveAndComplete(_ db: any SQLExecutor, realm: Realm, client: ClientApp,
-                                    identity: ProviderIdentityClaims, request: LoginRequest,
+                                    identity: ProviderIdentityClaims, firstReads: FirstReads, request: LoginRequest,
                                     authTime: Int64) throws -> LoginStep {
         let resolution: AccountResolution
         do {
-            resolution = try resolver.resolve(db, realm: realm, claims: identity)
+            resolution = try resolver.resolve(db, realm: realm, claims: identity, identityAccountRows: firstReads.identityAccount)
         } catch let error as AccountResolutionError {
             switch error.code {
             case .registrationDisabled: throw LoginError(.registrationDisabled)
@@ -330,7 +361,7 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
             let prepared = try sessions.startSession(
                 in: db, SessionRequest(realm: realm, client: client, accountID: resolution.account.id,
                                        scope: client.allowedScopes, clientIP: request.clientIP, authTime: authTime),
-                account: resolution.account, answer: .firstParty)
+                account: resolution.account, answer: .firstParty, signingKeyRows: firstReads.signingKey)
             return .session(resolution, prepared)
         } catch let error as StorageError {
             throw error

@@ -39,14 +39,24 @@ public final class LoginAttemptLimiter: Sendable {
     /// the caller's transaction (the login reads it with the realm, provider and client in one
     /// reader turn).
     public func retryAfter(_ db: any SQLExecutor, realmID: String, clientIP: String, limit: RateLimit) throws -> Int? {
+        let check = retryAfterCheck(realmID: realmID, clientIP: clientIP, limit: limit)
+        return try check.retryAfter(try db.query(check.statement.sql, check.statement.parameters))
+    }
+
+    /// `retryAfter(_:realmID:clientIP:limit:)` as one statement and the reading of its rows, for
+    /// a login that sends it with its other reads in one round trip (`SQLExecutor.queryBatch`).
+    func retryAfterCheck(realmID: String, clientIP: String, limit: RateLimit)
+        -> (statement: (sql: String, parameters: [SQLValue]), retryAfter: ([Row]) throws -> Int?) {
         let at = now().unixSeconds
         let window = Int64(max(1, limit.windowSeconds))
         let start = at - at % window
-        let failures = try db.queryOne(
-            "SELECT failures FROM login_failures WHERE realm_id = ? AND client_ip = ? AND window_start = ?",
-            .text(realmID), .text(RateLimitKey.key(forClientIP: clientIP)), .integer(start))?.int("failures") ?? 0
-        guard failures >= Int64(limit.failuresPerWindow) else { return nil }
-        return Int(max(1, start + window - at))
+        let statement = ("SELECT failures FROM login_failures WHERE realm_id = ? AND client_ip = ? AND window_start = ?",
+                         [SQLValue.text(realmID), .text(RateLimitKey.key(forClientIP: clientIP)), .integer(start)])
+        return (statement, { rows in
+            let failures = try rows.first?.int("failures") ?? 0
+            guard failures >= Int64(limit.failuresPerWindow) else { return nil }
+            return Int(max(1, start + window - at))
+        })
     }
 
     /// Counts one failure in the current window, recording `event` in the same transaction.

@@ -46,14 +46,8 @@ public final class TokenReplayLedger: Sendable {
     /// and must change nothing outside the database).
     public func claim(_ db: any SQLExecutor, realmID: String, keyHash: [UInt8], expiresAt: Int64, now: Int64,
                       purgingUpTo purgeLimit: Int) throws -> Bool {
-        // An existing row whose expiry has passed is free again: the update takes it over.
-        let changed = try db.execute(
-            """
-            INSERT INTO \(table) (realm_id, key_hash, expires_at) VALUES (?, ?, ?)
-            ON CONFLICT (realm_id, key_hash) DO UPDATE SET expires_at = excluded.expires_at
-            WHERE \(table).expires_at <= ?
-            """,
-            [.text(realmID), .blob(keyHash), .integer(expiresAt), .integer(now)])
+        let statement = claimStatement(realmID: realmID, keyHash: keyHash, expiresAt: expiresAt, now: now)
+        let claimed = try !db.query(statement.sql, statement.parameters).isEmpty
         if purgeLimit > 0 {
             _ = try db.execute(
                 """
@@ -62,7 +56,21 @@ public final class TokenReplayLedger: Sendable {
                 """,
                 [.integer(now), .integer(Int64(purgeLimit))])
         }
-        return changed > 0
+        return claimed
+    }
+
+    /// The claim as one statement that returns a row when it recorded the claim, so a login can
+    /// send it with its reads in one round trip (`ReplayClaim.statement`). An existing row whose
+    /// expiry has passed is free again: the update takes it over.
+    public func claimStatement(realmID: String, keyHash: [UInt8], expiresAt: Int64, now: Int64)
+        -> (sql: String, parameters: [SQLValue]) {
+        ("""
+            INSERT INTO \(table) (realm_id, key_hash, expires_at) VALUES (?, ?, ?)
+            ON CONFLICT (realm_id, key_hash) DO UPDATE SET expires_at = excluded.expires_at
+            WHERE \(table).expires_at <= ?
+            RETURNING expires_at
+            """,
+         [.text(realmID), .blob(keyHash), .integer(expiresAt), .integer(now)])
     }
 
     /// How many expired rows the next claim should purge: `purgeBatchSize` at most once per

@@ -20,23 +20,37 @@ public struct AccountResolver: Sendable {
     /// `realm` is the realm as the caller loaded it for its pre-checks; its linking and
     /// registration policies decide here. Throws `AccountResolutionError` or a storage error;
     /// the caller's transaction decides what survives a throw.
-    public func resolve(_ db: any SQLExecutor, realm: Realm, claims: ProviderIdentityClaims) throws -> AccountResolution {
-        try Self.resolve(db, realm: realm, claims: Self.sanitized(claims), at: now().unixSeconds)
+    /// `identityAccountRows`: the rows of `lookupStatement(realmID:claims:)` when the caller
+    /// already ran it in this transaction (sent with its other first statements); nil to read here.
+    public func resolve(_ db: any SQLExecutor, realm: Realm, claims: ProviderIdentityClaims,
+                        identityAccountRows: [Row]? = nil) throws -> AccountResolution {
+        try Self.resolve(db, realm: realm, claims: Self.sanitized(claims), at: now().unixSeconds,
+                         identityAccountRows: identityAccountRows)
+    }
+
+    /// What `resolve` reads first, the account of the identity, for a login that sends it with
+    /// other statements in one round trip (`SQLExecutor.queryBatch`).
+    public static func lookupStatement(realmID: String, claims: ProviderIdentityClaims) -> (sql: String, parameters: [SQLValue]) {
+        AccountStore.loadStatement(realmID: realmID, provider: claims.provider, openID: claims.subject)
     }
 
     /// The resolution inside the caller's write transaction.
     private static func resolve(_ db: any SQLExecutor, realm: Realm, claims: ProviderIdentityClaims,
-                                at: Int64) throws -> AccountResolution {
+                                at: Int64, identityAccountRows: [Row]?) throws -> AccountResolution {
         let realmID = realm.id
         let email = claims.email.map(AccountStore.normalizedEmail)
 
         // 1. The identity is known (so is its realm: deleting a realm deletes its identities).
-        if let account = try AccountStore.load(db, realmID: realmID, provider: claims.provider, openID: claims.subject) {
+        let known = try identityAccountRows.map { rows in try rows.first.map(AccountStore.account(from:)) }
+            ?? AccountStore.load(db, realmID: realmID, provider: claims.provider, openID: claims.subject)
+        if let account = known {
             switch account.status {
             case .active:
                 let updated = try fillMissing(db, account: account, claims: claims, email: email, at: at)
                 if email != nil {
-                    try db.execute("""
+                    // Deferred, as the account's update: no answer is needed, so on PostgreSQL they
+                    // travel with the login's next statement (a failure still fails the transaction).
+                    try db.executeDeferred("""
                         UPDATE identities SET email = ? WHERE realm_id = ? AND provider = ? AND open_id = ? AND email IS NULL
                         """, .optional(email), .text(realmID), .text(claims.provider), .text(claims.subject))
                 }
@@ -94,7 +108,7 @@ public struct AccountResolver: Sendable {
         }
         guard updated != account else { return account }
         updated.updatedAt = at
-        try db.execute("""
+        try db.executeDeferred("""
             UPDATE accounts SET email = ?, email_verified = ?, is_private_email = ?, given_name = ?, family_name = ?,
                 display_name = ?, updated_at = ?
             WHERE realm_id = ? AND id = ?

@@ -266,15 +266,29 @@ public struct AccountStore: Sendable {
 
     /// Loads an account of the realm.
     public static func load(_ db: any SQLExecutor, realmID: String, id: String) throws -> Account? {
-        try db.queryOne("SELECT * FROM accounts WHERE realm_id = ? AND id = ?", .text(realmID), .text(id)).map(account(from:))
+        let statement = loadStatement(realmID: realmID, id: id)
+        return try db.queryOne(statement.sql, statement.parameters).map(account(from:))
+    }
+
+    /// What `load(_:realmID:id:)` runs, for a caller that sends it with other statements in one
+    /// round trip (`SQLExecutor.queryBatch`); its row, if any, decodes with `account(from:)`.
+    public static func loadStatement(realmID: String, id: String) -> (sql: String, parameters: [SQLValue]) {
+        ("SELECT * FROM accounts WHERE realm_id = ? AND id = ?", [.text(realmID), .text(id)])
     }
 
     /// The account an identity is linked to, if any.
     public static func load(_ db: any SQLExecutor, realmID: String, provider: String, openID: String) throws -> Account? {
-        try db.queryOne("""
+        let statement = loadStatement(realmID: realmID, provider: provider, openID: openID)
+        return try db.queryOne(statement.sql, statement.parameters).map(account(from:))
+    }
+
+    /// What `load(_:realmID:provider:openID:)` runs, for a caller that sends it with other
+    /// statements in one round trip (`SQLExecutor.queryBatch`); its row decodes with `account(from:)`.
+    public static func loadStatement(realmID: String, provider: String, openID: String) -> (sql: String, parameters: [SQLValue]) {
+        ("""
             SELECT a.* FROM accounts a JOIN identities i ON i.account_id = a.id
             WHERE i.realm_id = ? AND i.provider = ? AND i.open_id = ?
-            """, .text(realmID), .text(provider), .text(openID)).map(account(from:))
+            """, [.text(realmID), .text(provider), .text(openID)])
     }
 
     /// Loads the realm's account with this email (compared lowercased).
@@ -313,7 +327,8 @@ public struct AccountStore: Sendable {
 
     static func target(_ realmID: String, _ id: String) -> String { "realms/\(realmID)/accounts/\(id)" }
 
-    static func account(from row: Row) throws -> Account {
+    /// An account from a row of `accounts` (`SELECT *`).
+    public static func account(from row: Row) throws -> Account {
         Account(id: try row.string("id"), realmId: try row.string("realm_id"), email: try row.string("email"),
                 emailVerified: try row.bool("email_verified"), isPrivateEmail: try row.bool("is_private_email"),
                 name: PersonName(givenName: try row.optionalString("given_name"),

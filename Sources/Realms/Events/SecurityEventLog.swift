@@ -27,6 +27,15 @@ public struct SecurityEventLog: Sendable {
             "CREATE INDEX security_events_realm_type ON security_events (realm_id, type, id)",
             "CREATE INDEX security_events_at ON security_events (at)",
         ]),
+        // Every login records an event, and on PostgreSQL the realm foreign key's check takes a
+        // FOR KEY SHARE lock on the realm's one `realms` row (multixacts under load). Realms
+        // guarantees the relation itself: events are recorded for realms that exist (inside
+        // the transaction of what happened there), and `RealmStore.delete` deletes a realm's
+        // events with it. SQLite's foreign-key checks take no row locks, and its ALTER TABLE
+        // cannot drop one: there the constraint (and its cascade) stays.
+        Migration(module: "security_events", version: 2, name: "security events without a realm foreign key", statements: [
+            "ALTER TABLE security_events DROP CONSTRAINT IF EXISTS security_events_realm_id_fkey",
+        ], postgresOnly: true),
     ]
 
     /// Longest stored text field: every value is an id, a reason label or an address, so a
@@ -41,17 +50,25 @@ public struct SecurityEventLog: Sendable {
         self.database = database
     }
 
-    /// Appends an event within the caller's write transaction.
+    /// Appends an event within the caller's write transaction. Deferred: on PostgreSQL the
+    /// insert travels with the transaction's next statement or its COMMIT (one round trip),
+    /// and its failure still fails the transaction.
     public static func record(_ db: any SQLExecutor, _ event: NewSecurityEvent) throws {
         func bounded(_ text: String?) -> SQLValue {
             .optional(text.map { String($0.prefix(maxFieldLength)) })
         }
-        try db.execute("""
+        try db.executeDeferred("""
             INSERT INTO security_events (realm_id, at, type, reason, account_id, client_id, session_id, client_ip, actor)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, .text(event.realmID), .integer(event.at), .text(event.type.rawValue), bounded(event.reason),
             bounded(event.accountID), bounded(event.clientID), bounded(event.sessionID), bounded(event.clientIP),
             bounded(event.actor))
+    }
+
+    /// Deletes a realm's events within the caller's write transaction (the realm's deletion):
+    /// on PostgreSQL no foreign key cascades them (migration v2).
+    static func deleteRealm(_ db: any SQLExecutor, realmID: String) throws {
+        try db.execute("DELETE FROM security_events WHERE realm_id = ?", .text(realmID))
     }
 
     /// Appends an event in a write transaction of its own (when its cause had none).

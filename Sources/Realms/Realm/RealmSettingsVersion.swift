@@ -13,7 +13,19 @@ import Storage
 public enum RealmSettingsVersion {
     /// The realm's current stamp, nil when the realm does not exist.
     public static func current(_ db: any SQLExecutor, realmID: String) throws -> String? {
-        try db.queryOne("SELECT settings_version FROM realms WHERE id = ?", .text(realmID))?.string("settings_version")
+        let statement = currentStatement(realmID: realmID)
+        return try current(fromRows: try db.query(statement.sql, statement.parameters))
+    }
+
+    /// What `current(_:realmID:)` runs, for a body that sends it with other statements in one
+    /// round trip (`SQLExecutor.queryBatch`); decode its rows with `current(fromRows:)`.
+    public static func currentStatement(realmID: String) -> (sql: String, parameters: [SQLValue]) {
+        ("SELECT settings_version FROM realms WHERE id = ?", [.text(realmID)])
+    }
+
+    /// The stamp in the rows of `currentStatement(realmID:)`.
+    public static func current(fromRows rows: [Row]) throws -> String? {
+        try rows.first?.string("settings_version")
     }
 
     /// Marks the realm's login settings changed; call it in the transaction that changes them.

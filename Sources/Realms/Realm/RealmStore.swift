@@ -115,6 +115,8 @@ public struct RealmStore: Sendable {
         try await database.write { db in
             guard let before = try Self.load(db, id: id) else { throw RealmsError.notFound("realm") }
             try db.execute("DELETE FROM realms WHERE id = ?", .text(id))
+            // Not by cascade on PostgreSQL, where security_events has no realm foreign key.
+            try SecurityEventLog.deleteRealm(db, realmID: id)
             try AdminTokenStore.removeFromScopes(db, realmID: id)
             // The realm's history goes under no realm, the delete with it (see `AuditLog`): a
             // realm created later under this id starts with an empty audit.

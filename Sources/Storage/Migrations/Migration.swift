@@ -12,12 +12,16 @@ public struct Migration: Sendable, Equatable {
     public let name: String
     /// Statements run in order inside one transaction; one statement per string.
     public let statements: [String]
+    /// True when the statements are for PostgreSQL alone (say, dropping a constraint, which
+    /// SQLite's ALTER TABLE cannot): on SQLite the version is recorded and nothing runs.
+    public let postgresOnly: Bool
 
     /// Creates a migration.
-    public init(module: String, version: Int, name: String, statements: [String]) {
+    public init(module: String, version: Int, name: String, statements: [String], postgresOnly: Bool = false) {
         self.module = module
         self.version = version
         self.name = name
         self.statements = statements
+        self.postgresOnly = postgresOnly
     }
 }

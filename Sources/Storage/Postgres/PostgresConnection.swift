@@ -48,10 +48,20 @@ final class PostgresConnection {
 
     /// Number of cached prepared statements (for tests).
     var preparedStatementCount: Int { prepared.count }
+    /// Requests sent to the server and waited for since the connection was made (tests count
+    /// a transaction's round trips with it); a pipeline counts once, a read-only COMMIT (not
+    /// waited for) not at all.
+    private(set) var roundTrips = 0 {
+        didSet { sharedRoundTrips?.add(roundTrips - oldValue) }
+    }
+    /// The count of every connection of a database (`PostgresDatabase.roundTrips`).
+    private let sharedRoundTrips: PostgresRoundTrips?
 
-    /// Connects to `url` (a `postgres://` URL or a libpq connection string).
-    init(url: String) throws(StorageError) {
+    /// Connects to `url` (a `postgres://` URL or a libpq connection string); its round trips
+    /// are added to `roundTrips` when given.
+    init(url: String, roundTrips: PostgresRoundTrips? = nil) throws(StorageError) {
         self.url = url
+        self.sharedRoundTrips = roundTrips
         try connect()
     }
 
@@ -93,6 +103,12 @@ final class PostgresConnection {
     /// The live handle; re-opens a connection that broke since its last use.
     private func liveHandle(sql: String?) throws(StorageError) -> OpaquePointer {
         guard !isClosed else { throw StorageError.closed(sql: sql) }
+        if unreadCommit, let handle {
+            // The answer to a read-only transaction's COMMIT (long arrived, as a rule); a failure
+            // there changed nothing, and a broken connection shows in its status below.
+            unreadCommit = false
+            while let result = PQgetResult(handle) { PQclear(result) }
+        }
         if let handle, PQstatus(handle) == CONNECTION_OK { return handle }
         // Never inside a transaction body: a fresh connection would run the rest of the body
         // outside the transaction, each statement committing on its own.
@@ -117,10 +133,39 @@ final class PostgresConnection {
         return Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 
+    /// Queues a data-changing statement for the next round trip in an optimistic write (see
+    /// `SQLExecutor.executeDeferred`); runs it at once elsewhere.
+    func executeDeferred(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) {
+        guard writeMode == .optimistic else {
+            try execute(sql, parameters)
+            return
+        }
+        queued.append(try command(sql, parameters))
+    }
+
     /// Runs one statement and returns its rows.
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [Row] {
         let result = try run(sql, parameters)
         defer { PQclear(result) }
+        return Self.rows(of: result)
+    }
+
+    /// Runs statements in one round trip (see `SQLExecutor.queryBatch`); one at a time, each
+    /// under its savepoint, in a guarded attempt.
+    func queryBatch(_ statements: [(sql: String, parameters: [SQLValue])]) throws(StorageError) -> [[Row]] {
+        guard writeMode != .guarded else {
+            var rows: [[Row]] = []
+            for statement in statements { rows.append(try query(statement.sql, statement.parameters)) }
+            return rows
+        }
+        var commands: [PostgresCommand] = []
+        for statement in statements { commands.append(try command(statement.sql, statement.parameters)) }
+        let results = try send(commands)
+        defer { for case let result? in results { PQclear(result) } }
+        return results.map { $0.map(Self.rows(of:)) ?? [] }
+    }
+
+    private static func rows(of result: OpaquePointer) -> [Row] {
         let columnCount = PQnfields(result)
         let rowCount = PQntuples(result)
         guard columnCount > 0 else { return [] }
@@ -139,25 +184,56 @@ final class PostgresConnection {
         return rows
     }
 
-    /// Inside write transactions, each data-changing statement runs under a savepoint, so a
-    /// failed statement (say a unique violation the body catches) undoes only itself and the
-    /// transaction goes on, as on SQLite; PostgreSQL would otherwise abort the whole transaction.
-    private var statementSavepoints = false
+    /// How a write transaction's data-changing statements and `withSavepoint` bodies run.
+    ///
+    /// On SQLite a failed statement undoes only itself and a body may catch it and go on; on
+    /// PostgreSQL it aborts the whole transaction, unless it ran under a savepoint. A savepoint
+    /// per statement costs two round trips and, once it writes, a transaction id of its own, on
+    /// the success path too. So a write transaction first runs `.optimistic`: no savepoint at
+    /// all. A data-changing statement that fails (other than a serialization failure, which the
+    /// caller retries) or a `withSavepoint` body that throws marks the attempt (`needsReplay`):
+    /// it is rolled back as a whole and the body runs once more `.guarded`, with a savepoint
+    /// around each data-changing statement and each `withSavepoint` body, which gives exactly
+    /// SQLite's partial undo. A write body may run more than once by contract (`Database.write`),
+    /// so the replay is safe; only failure paths pay for it.
+    private enum WriteMode {
+        case readOnly, optimistic, guarded
+    }
+    private var writeMode = WriteMode.readOnly
+    /// Set in an `.optimistic` attempt that would have needed a savepoint.
+    private var needsReplay = false
     /// True from BEGIN until COMMIT/ROLLBACK: the connection must not be silently re-opened.
     private var isInTransactionBody = false
+    /// Commands waiting for the next round trip, in order: the transaction's BEGIN until its
+    /// first statement (`beginQueued`), then deferred writes (`executeDeferred`). Whatever
+    /// runs next is sent with them, COMMIT included.
+    private var queued: [PostgresCommand] = []
+    private var beginQueued = false
+    /// Set when the connection was found lost by the round trip that carried BEGIN (an idle
+    /// connection whose server restarted): nothing of the transaction ran, so it runs again on
+    /// a new connection.
+    private var lostBeforeBegin = false
+    /// While COMMIT is being sent: a connection lost then leaves the outcome unknown, so the
+    /// transaction is never run again.
+    private var isCommitting = false
+    /// A read-only transaction's COMMIT was sent without waiting: its answer is read before the
+    /// connection's next command.
+    private var unreadCommit = false
 
-    /// Runs a statement without caching it (transaction control, setup).
+    /// Runs a statement without caching it (transaction control, setup), after what is queued.
     private func runUncached(_ sql: String) throws(StorageError) {
+        if !queued.isEmpty { _ = try send([]) }
         let handle = try liveHandle(sql: sql)
+        roundTrips += 1
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result, handle: handle, sql: sql)
     }
 
-    /// Runs the statement, under a savepoint when it changes data inside a write transaction.
+    /// Runs the statement (with whatever is queued before it, in one round trip); one that
+    /// changes data runs under a savepoint in a guarded attempt.
     private func run(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> OpaquePointer {
-        let firstWord = sql.drop(while: { $0.isWhitespace || $0 == "(" }).prefix(while: { $0.isLetter }).uppercased()
-        guard statementSavepoints, ["INSERT", "UPDATE", "DELETE", "WITH"].contains(firstWord) else {
+        guard writeMode == .guarded, Self.changesData(sql) else {
             return try runStatement(sql, parameters)
         }
         try runUncached("SAVEPOINT herald_statement")
@@ -179,6 +255,14 @@ final class PostgresConnection {
 
     /// Translates, prepares (once per SQL and parameter types) and runs; the caller clears the result.
     private func runStatement(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> OpaquePointer {
+        let command = try command(sql, parameters)
+        guard let result = try send([command]).first ?? nil else { throw StorageError.connectionLost("no result", sql: sql) }
+        return result
+    }
+
+    /// The command for a statement: translated, its parameters encoded, and a named prepared
+    /// statement (prepared when it is first sent) for plain DML.
+    private func command(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> PostgresCommand {
         let translation: PostgresDialect.Translation
         if let cached = translations[sql] {
             translation = cached
@@ -191,7 +275,6 @@ final class PostgresConnection {
             throw StorageError(code: .other, sql: sql,
                                message: "the statement has \(translation.parameterCount) parameter(s) but \(parameters.count) value(s) were given")
         }
-        let handle = try liveHandle(sql: sql)
         let types = parameters.map(Self.typeOID)
         let encoded = parameters.map(Self.encode)
         let formats: [Int32] = parameters.map { if case .text = $0 { 1 } else if case .blob = $0 { 1 } else { 0 } }
@@ -208,11 +291,11 @@ final class PostgresConnection {
             try runUncached("DEALLOCATE ALL")
             prepared.removeAll()
         }
-        var statementName: String?
+        var form = PostgresCommand.Form.unnamed
         if cacheable {
             let key = sql + "\u{0}" + types.map { String($0) }.joined(separator: ",")
             if let name = prepared[key] {
-                statementName = name
+                form = .prepared(name: name)
             } else {
                 if prepared.count >= Self.statementCacheLimit {
                     try runUncached("DEALLOCATE ALL")
@@ -220,27 +303,79 @@ final class PostgresConnection {
                 }
                 nextStatementNumber += 1
                 let name = "herald_\(nextStatementNumber)"
-                let preparation = PQprepare(handle, name, translation.sql, Int32(types.count), types)
-                defer { PQclear(preparation) }
-                try check(preparation, handle: handle, sql: sql)
+                // Counted as prepared now, so a statement queued twice is prepared once; `send`
+                // forgets it again should its preparation fail.
                 prepared[key] = name
-                statementName = name
+                form = .prepareAndRun(name: name, key: key)
             }
         }
-        let result = withParameterPointers(encoded) { values in
-            if let statementName {
-                return PQexecPrepared(handle, statementName, Int32(encoded.count), values, lengths, formats, 0)
+        return PostgresCommand(sql: sql, text: translation.sql, form: form, changesData: Self.changesData(sql),
+                               types: types, values: encoded, lengths: lengths, formats: formats)
+    }
+
+    /// Sends what is queued, then `finals`, in one round trip: a pipeline when there is more
+    /// than one command or a preparation. Returns the results of `finals` (the caller clears
+    /// them). Throws the first failure; in an optimistic write, a failed data change marks the
+    /// attempt for the guarded replay, and a connection lost before BEGIN reached the server
+    /// marks it for a re-run on a new connection.
+    private func send(_ finals: [PostgresCommand]) throws(StorageError) -> [OpaquePointer?] {
+        var commands = queued
+        queued.removeAll()
+        let sendsBegin = beginQueued
+        beginQueued = false
+        commands += finals
+        guard !commands.isEmpty else { return [] }
+        let handle = try liveHandle(sql: commands.last?.sql)
+        roundTrips += 1
+        let results: [OpaquePointer?]
+        var intact = true
+        switch (commands.count, commands[0].form) {
+        case (1, .prepared), (1, .unnamed):
+            results = [Self.runAlone(handle, commands[0])]
+        default:
+            (results, intact) = PostgresPipeline.run(handle, commands)
+        }
+        // A connection that failed or answered out of step mid-pipeline is never reused
+        // (dropped once its error message has been read).
+        defer { if !intact { dropConnection() } }
+        for (index, command) in commands.enumerated() {
+            do {
+                try check(results[index], handle: handle, sql: command.sql)
+            } catch {
+                if index == 0, sendsBegin, !isCommitting, !intact || !isConnected { lostBeforeBegin = true }
+                // A serialization failure or deadlock dooms the transaction on either path and is
+                // retried by the caller; a lost connection cannot be replayed on.
+                if writeMode == .optimistic, command.changesData,
+                   error.sqlState.map({ !$0.hasPrefix("40") && !$0.hasPrefix("08") }) ?? false {
+                    needsReplay = true
+                }
+                // This command and those the server then skipped may not be prepared.
+                for case .prepareAndRun(_, let key) in commands[index...].map(\.form) { prepared[key] = nil }
+                for case let result? in results { PQclear(result) }
+                throw error
             }
-            return PQexecParams(handle, translation.sql, Int32(encoded.count), types, values, lengths, formats, 0)
         }
-        do {
-            try check(result, handle: handle, sql: sql)
-        } catch {
-            PQclear(result)
-            throw error
+        for case let result? in results.dropLast(finals.count) { PQclear(result) }
+        return Array(results.suffix(finals.count))
+    }
+
+    /// One command without pipeline mode.
+    private static func runAlone(_ handle: OpaquePointer, _ command: PostgresCommand) -> OpaquePointer? {
+        withParameterPointers(command.values) { values in
+            if case .prepared(let name) = command.form {
+                return PQexecPrepared(handle, name, Int32(command.values.count), values, command.lengths, command.formats, 0)
+            }
+            return PQexecParams(handle, command.text, Int32(command.values.count), command.types, values, command.lengths,
+                                command.formats, 0)
         }
-        guard let result else { throw StorageError.connectionLost("no result", sql: sql) }
-        return result
+    }
+
+    private func dropConnection() {
+        if let handle {
+            PQfinish(handle)
+            self.handle = nil
+        }
+        prepared.removeAll()
     }
 
     private func check(_ result: OpaquePointer?, handle: OpaquePointer, sql: String) throws(StorageError) {
@@ -255,46 +390,141 @@ final class PostgresConnection {
         throw StorageError.connectionLost(reason.isEmpty ? "no response from the server" : reason, sql: sql)
     }
 
+    private static func changesData(_ sql: String) -> Bool {
+        let firstWord = sql.drop(while: { $0.isWhitespace || $0 == "(" }).prefix(while: { $0.isLetter }).uppercased()
+        return ["INSERT", "UPDATE", "DELETE", "WITH"].contains(firstWord)
+    }
+
+    /// `SQLExecutor.withSavepoint` on this connection: optimistic attempts run `body` without a
+    /// savepoint and mark themselves for replay when it throws; guarded ones use a real one.
+    func withSavepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {
+        if writeMode == .optimistic {
+            do {
+                return try body()
+            } catch {
+                needsReplay = true
+                throw error
+            }
+        }
+        let name = "herald_" + name
+        try runUncached("SAVEPOINT \(name)")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try runUncached("ROLLBACK TO SAVEPOINT \(name)")
+            try runUncached("RELEASE SAVEPOINT \(name)")
+            throw error
+        }
+        try runUncached("RELEASE SAVEPOINT \(name)")
+        return result
+    }
+
     // MARK: - Transactions
 
+    /// The optimistic attempt was rolled back because it would have needed a savepoint.
+    private struct ReplayGuarded: Error {}
+
+    /// The connection was lost before BEGIN reached the server: run again on a new one.
+    private struct ReconnectAndRetry: Error {}
+
     /// Runs `body` in a transaction of `kind`: commits when it returns, rolls back and rethrows
-    /// its error unchanged when it throws.
+    /// its error unchanged when it throws. A write transaction runs optimistically first and
+    /// is replayed guarded when that needed a savepoint (see `WriteMode`). BEGIN travels with
+    /// the body's first statement, and deferred writes with the next statement or COMMIT.
     func transaction<T>(_ kind: TransactionKind, _ body: (any SQLExecutor) throws -> T) throws -> T {
+        let mode: WriteMode = kind == .readOnlySnapshot ? .readOnly : .optimistic
         do {
-            try runUncached(kind.beginSQL)
-        } catch {
+            return try attemptOnLiveConnection(kind, mode, body)
+        } catch is ReplayGuarded {
+            return try attemptOnLiveConnection(kind, .guarded, body)
+        }
+    }
+
+    private func attemptOnLiveConnection<T>(_ kind: TransactionKind, _ mode: WriteMode,
+                                            _ body: (any SQLExecutor) throws -> T) throws -> T {
+        do {
+            return try attempt(kind, mode, body, mayReconnect: true)
+        } catch is ReconnectAndRetry {
             // An idle connection whose server restarted only finds out now; nothing has run
             // yet, so re-open it and begin again (this fails with .unavailable if the server is still down).
-            guard !isClosed, !isConnected else { throw error }
             try connect()
-            try runUncached(kind.beginSQL)
+            return try attempt(kind, mode, body, mayReconnect: false)
         }
-        statementSavepoints = kind != .readOnlySnapshot
+    }
+
+    private func attempt<T>(_ kind: TransactionKind, _ mode: WriteMode, _ body: (any SQLExecutor) throws -> T,
+                            mayReconnect: Bool) throws -> T {
+        _ = try liveHandle(sql: kind.beginSQL)
+        queued = [.plain(kind.beginSQL)]
+        beginQueued = true
+        writeMode = mode
+        needsReplay = false
+        lostBeforeBegin = false
         isInTransactionBody = true
         defer {
-            statementSavepoints = false
+            discardQueued()
+            writeMode = .readOnly
+            needsReplay = false
             isInTransactionBody = false
+            isCommitting = false
         }
         let result: T
         do {
             result = try body(PostgresExecutor(connection: self))
         } catch {
             rollback()
+            if lostBeforeBegin, mayReconnect, !isClosed { throw ReconnectAndRetry() }
+            if needsReplay, isConnected { throw ReplayGuarded() }
             throw error
         }
-        guard let handle, PQtransactionStatus(handle) == PQTRANS_INTRANS else {
+        if lostBeforeBegin {
             rollback()
-            // The body ended the transaction (COMMIT/ROLLBACK), or swallowed an error that
-            // aborted it: committing now would hide a partial change.
-            throw StorageError(code: .other, message: "the transaction ended or failed inside the body; do not run BEGIN/COMMIT/ROLLBACK in a transaction body, and do not swallow its errors")
+            guard mayReconnect, !isClosed else {
+                throw StorageError.connectionLost("the connection was lost during the transaction", sql: nil)
+            }
+            throw ReconnectAndRetry()
+        }
+        if needsReplay {
+            rollback()
+            guard isConnected else { throw StorageError.connectionLost("the connection was lost during the transaction", sql: nil) }
+            throw ReplayGuarded()
+        }
+        if beginQueued, queued.count == 1 {
+            return result  // the body ran no statement: there is no transaction to commit
+        }
+        if !beginQueued {
+            guard let handle, PQtransactionStatus(handle) == PQTRANS_INTRANS else {
+                rollback()
+                // The body ended the transaction (COMMIT/ROLLBACK), or swallowed an error that
+                // aborted it: committing now would hide a partial change.
+                throw StorageError(code: .other, message: "the transaction ended or failed inside the body; do not run BEGIN/COMMIT/ROLLBACK in a transaction body, and do not swallow its errors")
+            }
+        }
+        if mode == .readOnly, queued.isEmpty, let handle,
+           PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) == 1 {
+            // A read-only transaction's COMMIT decides nothing (its answers are already read)
+            // and only ends the snapshot, which the server does on receipt: the caller need not
+            // wait for it. Not a round trip in `roundTrips`.
+            unreadCommit = true
+            return result
         }
         do {
-            try runUncached("COMMIT")
+            isCommitting = true
+            for case let result? in try send([.plain("COMMIT")]) { PQclear(result) }
         } catch {
             rollback()
+            if needsReplay, isConnected { throw ReplayGuarded() }
             throw error
         }
         return result
+    }
+
+    /// Drops what was queued and never sent; a statement it would have prepared is not.
+    private func discardQueued() {
+        for case .prepareAndRun(_, let key) in queued.map(\.form) { prepared[key] = nil }
+        queued.removeAll()
+        beginQueued = false
     }
 
     private var isConnected: Bool {
@@ -304,6 +534,7 @@ final class PostgresConnection {
 
     /// Best effort: the caller is already reporting the error that caused the rollback.
     private func rollback() {
+        discardQueued()
         guard let handle, PQstatus(handle) == CONNECTION_OK, PQtransactionStatus(handle) != PQTRANS_IDLE else { return }
         try? runUncached("ROLLBACK")
     }
@@ -403,6 +634,18 @@ struct PostgresExecutor: SQLExecutor {
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [Row] {
         try connection.query(sql, parameters)
     }
+
+    func withSavepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {
+        try connection.withSavepoint(name, body)
+    }
+
+    func executeDeferred(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) {
+        try connection.executeDeferred(sql, parameters)
+    }
+
+    func queryBatch(_ statements: [(sql: String, parameters: [SQLValue])]) throws(StorageError) -> [[Row]] {
+        try connection.queryBatch(statements)
+    }
 }
 
 @available(*, unavailable, message: "use the executor only inside its read/write body")
@@ -421,7 +664,7 @@ private func withCStringArray<R>(_ strings: [String], _ body: ([UnsafePointer<CC
 
 /// Calls `body` with pointers to each value's bytes (nil for NULL), NUL-terminated; empty
 /// values get a valid non-nil pointer, since nil would mean NULL.
-private func withParameterPointers<R>(_ values: [[UInt8]?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+func withParameterPointers<R>(_ values: [[UInt8]?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
     let storage: [UnsafeMutablePointer<CChar>?] = values.map { value in
         guard let value else { return nil }
         // NUL-terminated: text-format values (integers, doubles) are read as C strings.
@@ -443,3 +686,4 @@ extension String {
         return text
     }
 }
+

@@ -36,6 +36,8 @@ public final class PostgresDatabase: Database {
 
     /// The location, with the password masked: safe to log.
     public let location: String
+    /// Round trips of every connection so far (`herald_postgres_round_trips_total`).
+    public let roundTrips: PostgresRoundTrips
     private let pool: PostgresPool
     private let now: @Sendable () -> Date
 
@@ -46,12 +48,14 @@ public final class PostgresDatabase: Database {
         guard connectionCount >= 1 else {
             throw StorageError(code: .unsupported, message: "connectionCount must be at least 1 (got \(connectionCount))")
         }
+        let roundTrips = PostgresRoundTrips()
         var connections: [PostgresConnection] = []
         for _ in 0..<connectionCount {
-            connections.append(try PostgresConnection(url: url))
+            connections.append(try PostgresConnection(url: url, roundTrips: roundTrips))
         }
         self.location = DatabaseLocation.postgres(url: url).description
         self.pool = PostgresPool(connections)
+        self.roundTrips = roundTrips
         self.now = now
     }
 

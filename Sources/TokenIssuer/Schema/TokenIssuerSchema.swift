@@ -104,5 +104,15 @@ public enum TokenIssuerSchema {
             "DROP INDEX sessions_idle_expires",
             "CREATE INDEX sessions_idle_expires ON sessions (idle_expires_at) WHERE idle_expires_at IS NOT NULL",
         ]),
+        // Every login inserts a session, and on PostgreSQL the realm foreign key's check takes a
+        // FOR KEY SHARE lock on the one `realms` row all of a realm's logins share (multixacts
+        // under load). TokenIssuer guarantees the relation itself: a session is only started
+        // for an account of its realm (`sessions.realm_id` is the account's), and the account
+        // foreign key, kept, still removes the session (and its refresh tokens) when the
+        // account goes, including by the realm's cascade. SQLite's foreign-key checks take no
+        // row locks, and its ALTER TABLE cannot drop one: there the constraint stays.
+        Migration(module: "tokens", version: 7, name: "sessions without a realm foreign key", statements: [
+            "ALTER TABLE sessions DROP CONSTRAINT IF EXISTS sessions_realm_id_fkey",
+        ], postgresOnly: true),
     ]
 }

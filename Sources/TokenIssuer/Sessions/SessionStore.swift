@@ -35,9 +35,11 @@ public struct SessionStore: Sendable {
     /// `account` is the request's account as the caller already read it in this transaction
     /// (native login's resolution), which spares reading it again; nil reads it here.
     /// `answer` says what else is issued: the first-party answer's profile (the account's
-    /// identities, read here) or the token endpoint's ID token.
+    /// identities, read here) or the token endpoint's ID token. `signingKeyRows`: the rows of
+    /// `signingKeyStatement(realmID:)` when the caller already ran it in this transaction (sent
+    /// with its other first statements); nil reads the key here.
     public func startSession(in db: any SQLExecutor, _ request: SessionRequest, account: Account? = nil,
-                             answer: SessionAnswer) throws -> PreparedSession {
+                             answer: SessionAnswer, signingKeyRows: [Row]? = nil) throws -> PreparedSession {
         precondition(account == nil || account?.id == request.accountID, "the account of another session request")
         let at = now().unixSeconds
         let sessionID = SecureRandom.token(byteCount: 16)
@@ -53,10 +55,12 @@ public struct SessionStore: Sendable {
         case .disabled: throw TokenError(.accountDisabled)
         case .deleted: throw TokenError(.accountDeleted)
         }
-        let key = try SealedSigningKey.active(db, realmID: request.realmID)
+        let key = try signingKeyRows.map(SealedSigningKey.active(fromRows:)) ?? SealedSigningKey.active(db, realmID: request.realmID)
         // Cached after the first use of a kid; the first open is one AES-GCM open and a parse.
         try signer.open(key, realmID: request.realmID, at: at)
-        try db.execute("""
+        // Deferred: on PostgreSQL both inserts travel with the transaction's next statement
+        // or its COMMIT, in one round trip; a failure still fails the whole transaction.
+        try db.executeDeferred("""
             INSERT INTO sessions (id, realm_id, client_id, client_instance, account_id, scope, client_ip, ip_binding,
                 auth_time, access_token_ttl, created_at, expires_at, refresh_idle_ttl, idle_expires_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -66,14 +70,20 @@ public struct SessionStore: Sendable {
             SQLValue(request.ipBinding), .integer(request.authTime), .integer(Int64(request.accessTokenTTL)),
             .integer(at), .integer(expiresAt), request.refreshIdleTTL.map { .integer(Int64($0)) } ?? .null,
             idleExpiresAt.map { .integer($0) } ?? .null)
-        try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
-                       .blob(hash), .text(sessionID), .integer(at))
+        try db.executeDeferred("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
+                               .blob(hash), .text(sessionID), .integer(at))
         let session = SessionSnapshot(id: sessionID, realmID: request.realmID, clientID: request.clientID,
                                       clientInstanceID: request.clientInstanceID, accountID: request.accountID, scope: request.scope, authTime: request.authTime,
                                       accessTokenTTL: request.accessTokenTTL, expiresAt: expiresAt,
                                       refreshIdleTTL: request.refreshIdleTTL, idleExpiresAt: idleExpiresAt)
         return PreparedSession(session: session, material: try Self.material(db, key: key, account: account, answer: answer),
                                refreshToken: refreshToken, nonce: request.nonce, at: at)
+    }
+
+    /// What `startSession` reads for the realm's active signing key, for a caller that sends it
+    /// with other statements in one round trip (`SQLExecutor.queryBatch`).
+    public static func signingKeyStatement(realmID: String) -> (sql: String, parameters: [SQLValue]) {
+        SealedSigningKey.activeStatement(realmID: realmID)
     }
 
     /// Signs the access (and ID) token of a session written by ``startSession(in:_:)``; call
@@ -149,30 +159,35 @@ public struct SessionStore: Sendable {
                 let granted = client.capping(session.scope)
                 if let scope, !Set(scope).isSubset(of: granted) { return .refused(.invalidScope) }
                 // The condition makes rotation single-use even where the writer is not serial.
-                let changed = try db.execute(
-                    "UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL",
-                    .integer(at), .blob(presented))
-                guard changed == 1 else {
+                // The account and the realm's key travel with it (one round trip on PostgreSQL):
+                // read in this transaction so the response's user matches the tokens, and a
+                // failed read undoes the rotation instead of losing the app its new refresh token.
+                let answers = try db.queryBatch([
+                    ("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL RETURNING rotated_at",
+                     [.integer(at), .blob(presented)]),
+                    AccountStore.loadStatement(realmID: realmID, id: session.accountID),
+                    SealedSigningKey.activeStatement(realmID: realmID),
+                ])
+                guard answers[0].count == 1 else {
                     try Self.revoke(db, sessionID: session.id, reason: "reuse", at: at)
                     try Self.recordReuse(db, session: session, clientIP: clientIP, at: at)
                     return .refused(.reuseDetected)
                 }
-                try db.execute("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
-                               .blob(replacementHash), .text(session.id), .integer(at))
+                // Deferred (see startSession): they travel with the next read or COMMIT.
+                try db.executeDeferred("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
+                                       .blob(replacementHash), .text(session.id), .integer(at))
                 // The capped scope is stored: scopes a client loses stay lost to its sessions
                 // even if the client is given them again (the user would have to sign in anew).
                 // Using the session moves its idle deadline on (last_refreshed_at is its last use).
                 session.idleExpiresAt = session.refreshIdleTTL.map { at + Int64($0) }
-                try db.execute("UPDATE sessions SET last_refreshed_at = ?, scope = ?, idle_expires_at = ? WHERE id = ?",
-                               .integer(at), .text(granted.joined(separator: " ")),
-                               session.idleExpiresAt.map { .integer($0) } ?? .null, .text(session.id))
+                try db.executeDeferred("UPDATE sessions SET last_refreshed_at = ?, scope = ?, idle_expires_at = ? WHERE id = ?",
+                                       .integer(at), .text(granted.joined(separator: " ")),
+                                       session.idleExpiresAt.map { .integer($0) } ?? .null, .text(session.id))
                 session.scope = granted
-                guard let account = try AccountStore.load(db, realmID: realmID, id: session.accountID) else {
+                guard let account = try answers[1].first.map(AccountStore.account(from:)) else {
                     return .refused(.accountDeleted)
                 }
-                // Read in this transaction so the response's user matches the tokens, and a failed
-                // read undoes the rotation instead of losing the app its new refresh token.
-                return .rotated(session, try Self.material(db, key: try SealedSigningKey.active(db, realmID: realmID),
+                return .rotated(session, try Self.material(db, key: try SealedSigningKey.active(fromRows: answers[2]),
                                                           account: account, answer: presenter.answer))
             }
         } catch let error as TokenError {

@@ -78,4 +78,9 @@ struct StubReplayClaim: ReplayClaim {
     func record(in db: any SQLExecutor) throws -> Bool {
         try db.execute("INSERT INTO stub_token_replays (token) VALUES (?) ON CONFLICT (token) DO NOTHING", .text(token)) > 0
     }
+
+    /// As Apple's claim: one statement, sent with the login's first reads.
+    var statement: (sql: String, parameters: [SQLValue])? {
+        ("INSERT INTO stub_token_replays (token) VALUES (?) ON CONFLICT (token) DO NOTHING RETURNING token", [.text(token)])
+    }
 }
