@@ -11,11 +11,14 @@ Asserted:
   refreshes at the end, on both nodes;
 - during the switchover and the kill every answer is 2xx, or 503 with `Retry-After`, or the
   refusal of a retry after such a 503 (an ambiguous commit, reported);
+- during the switchover no answer is 503 except for a commit whose outcome the lost
+  connection left unknown (the nodes count those): a transaction that lost its connection
+  before COMMIT is run again on the new primary (item 1);
 - after the kill the answers are 2xx again within 15 s, and `/readyz` is 200 again on both nodes;
 - the killed member rejoins as a replica (pg_rewind) within 60 s.
 
-Reported (the figures the README quotes): the 503s during the switchover (issue #36 item 1
-wants none), the gap after the kill, and ambiguous commits (item 2: a login or refresh committed
+Reported (the figures docs/high-availability.md quotes): the 503s and re-run transactions
+during the switchover, the gap after the kill, and ambiguous commits (item 2: a login or refresh committed
 just before its connection dropped, whose retry then looks like a replayed Apple token or a
 reused refresh token — today a 401).
 
@@ -226,26 +229,27 @@ class Load:
 
     def __init__(self, nodes, apple, workers=6, pause=0.04):
         self.nodes, self.apple, self.workers, self.pause = nodes, apple, workers, pause
-        self.answers = []  # (monotonic time, status, has Retry-After, kind, a retry after a 503)
+        self.answers = []  # (answered at, status, has Retry-After, kind, a retry after a 503, sent at)
         self.families = []  # dicts: refresh token, last status, ended-after-503 flag
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.threads = [threading.Thread(target=self.run, args=(index,), daemon=True) for index in range(workers)]
 
-    def record(self, status, headers, kind, retry):
+    def record(self, status, headers, kind, retry, sent):
         with self.lock:
-            self.answers.append((time.monotonic(), status, "retry-after" in headers, kind, retry))
+            self.answers.append((time.monotonic(), status, "retry-after" in headers, kind, retry, sent))
 
     def call(self, node, method, path, body, kind):
         """Sends until an answer other than 503 (honouring Retry-After); the final answer and
         whether a 503 came before it."""
         saw_503 = False
         while True:
+            sent = time.monotonic()
             try:
                 status, headers, parsed = request(node.port, method, path, body)
             except OSError:
                 status, headers, parsed = 0, {}, None
-            self.record(status, headers, kind, saw_503)
+            self.record(status, headers, kind, saw_503, sent)
             if status != 503 or self.stopping.is_set():
                 return status, parsed, saw_503
             saw_503 = True
@@ -297,6 +301,17 @@ class Load:
             return [answer for answer in self.answers if start <= answer[0] <= end]
 
 
+def metric(nodes, name):
+    """The sum over the nodes of one counter in their /metrics."""
+    total = 0
+    for node in nodes:
+        _, _, text = request(node.port, "GET", "/metrics")
+        for line in str(text).splitlines():
+            if line.startswith(name + " "):
+                total += int(float(line.split()[1]))
+    return total
+
+
 def classify(answers):
     """(503s with Retry-After, refusals of a retry after a 503 — ambiguous commits, item 2 —,
     and every other answer that is neither 2xx nor one of those)."""
@@ -346,6 +361,8 @@ def main():
         time.sleep(5)  # steady load before the switchover
 
         # 1. A planned switchover to the synchronous standby.
+        unknown_before = metric(nodes, "herald_postgres_commit_outcome_unknown_total")
+        reruns_before = metric(nodes, "herald_postgres_transactions_rerun_total")
         switch_start = time.monotonic()
         cluster.patronictl("switchover", cluster.scope, "--leader", "pg1", "--candidate", "pg2", "--force")
         wait_for("pg2 to lead", lambda: cluster.primary() == "pg2", 60)
@@ -354,8 +371,16 @@ def main():
         switch_end = time.monotonic()
         during = load.between(switch_start, switch_end)
         unavailable, ambiguous, bad = classify(during)
-        log(f"switchover: {len(during)} answers, {len(unavailable)} × 503 with Retry-After, {len(ambiguous)} retries"
-            f" refused after an ambiguous commit, {len(bad)} other non-2xx ({switch_end - switch_start:.1f} s)")
+        unknown = metric(nodes, "herald_postgres_commit_outcome_unknown_total") - unknown_before
+        reruns = metric(nodes, "herald_postgres_transactions_rerun_total") - reruns_before
+        log(f"switchover: {len(during)} answers, {len(unavailable)} × 503 with Retry-After ({unknown} commits whose"
+            f" outcome the lost connection left unknown), {len(ambiguous)} retries refused after an ambiguous commit,"
+            f" {len(bad)} other non-2xx, {reruns} transactions run again on the new primary"
+            f" ({switch_end - switch_start:.1f} s)")
+        # Item 1: a planned switchover costs clients a wait, not an error; only a commit in
+        # flight when the connection ended (item 2, counted by the nodes) may still be a 503.
+        if len(unavailable) > unknown:
+            failures.append(f"switchover: {len(unavailable)} answers 503, only {unknown} of them for an unknown commit outcome")
         if bad:
             failures.append(f"switchover: other answers: {sorted({(a[1], a[3]) for a in bad})}")
 
@@ -368,14 +393,11 @@ def main():
         wait_for(f"{survivor} to lead", lambda: cluster.primary() == survivor, 60)
 
         def recovered():
-            """The first refresh answered 2xx after the last 503 since the kill (None while
-            the outage lasts or before it began)."""
+            """When answers came back: the first of five refreshes sent after the kill and
+            answered 2xx (a request may wait in Herald while it reconnects); None before."""
             since = load.between(kill_time, time.monotonic())
-            outage = [a[0] for a in since if a[1] == 503]
-            if not outage:
-                return None
-            after = [a[0] for a in since if a[0] > outage[-1] and 200 <= a[1] < 300 and a[3] == "refresh"]
-            return after[0] if len(after) >= 5 else None  # five in a row: the outage is over
+            after = sorted(a[0] for a in since if a[5] >= kill_time and 200 <= a[1] < 300 and a[3] == "refresh")
+            return after[0] if len(after) >= 5 else None
         recovery = wait_for("2xx again after the kill", recovered, 30) - kill_time
         wait_for("both nodes ready", lambda: all(request(node.port, "GET", "/readyz")[0] == 200 for node in nodes), 30)
         wait_for(f"{victim} to rejoin as a replica", lambda: cluster.role(victim) == "replica", 60, 0.5)

@@ -182,6 +182,27 @@ struct PostgresTests {
         await database.close()
     }
 
+    @Test("a transaction whose session the server ends before COMMIT (a switchover's admin shutdown) runs again on a new connection and commits once")
+    func transactionLostBeforeCommitRunsAgain() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let database = try PostgresDatabase(url: url, connectionCount: 1, now: { Date() })
+            try await database.write { try $0.execute("CREATE TABLE t (v INTEGER)") }
+            let attempts = Atomic<Int>(0)
+            try await database.write { db in
+                try db.execute("INSERT INTO t (v) VALUES (1)")
+                if attempts.add(1, ordering: .relaxed).newValue == 1 {
+                    // What `patronictl switchover` does to every session of the old primary (57P01).
+                    _ = try db.query("SELECT pg_terminate_backend(pg_backend_pid())")
+                }
+            }
+            #expect(attempts.load(ordering: .relaxed) == 2)
+            #expect(try await database.read { try $0.query("SELECT v FROM t").map { try $0.int("v") } } == [1])
+            #expect(database.connectionLosses.rerunTransactions == 1)
+            #expect(database.connectionLosses.unknownCommitOutcomes == 0)
+            await database.close()
+        }
+    }
+
     @Test func isReachableUntilClosedThenCallsFail() async throws {
         try await TestPostgres.shared().withDatabase { url in
             let database = try PostgresDatabase(url: url, connectionCount: 2, now: { Date() })

@@ -106,7 +106,7 @@ public struct HeraldServices: Sendable {
             { appleHealthWarnings.prometheusText() },
         ]
         if let postgres = database as? PostgresDatabase {
-            collectors.append { postgres.roundTrips.prometheusText }
+            collectors.append { postgres.roundTrips.prometheusText + postgres.connectionLosses.prometheusText }
         }
         let metrics = HeraldMetrics(collectors: collectors)
         self.metrics = metrics

@@ -8,3 +8,15 @@ extension PostgresRoundTrips {
             + "herald_postgres_round_trips_total \(total)\n"
     }
 }
+
+extension PostgresConnectionLosses {
+    /// The lost-connection counters in the Prometheus text format, for `GET /metrics`.
+    var prometheusText: String {
+        "# HELP herald_postgres_transactions_rerun_total Transactions run again on a new connection after theirs was lost or refused before COMMIT.\n"
+            + "# TYPE herald_postgres_transactions_rerun_total counter\n"
+            + "herald_postgres_transactions_rerun_total \(rerunTransactions)\n"
+            + "# HELP herald_postgres_commit_outcome_unknown_total Transactions whose connection was lost after COMMIT was sent (answered 503).\n"
+            + "# TYPE herald_postgres_commit_outcome_unknown_total counter\n"
+            + "herald_postgres_commit_outcome_unknown_total \(unknownCommitOutcomes)\n"
+    }
+}

@@ -216,6 +216,10 @@ final class PostgresConnection {
     /// While COMMIT is being sent: a connection lost then leaves the outcome unknown, so the
     /// transaction is never run again.
     private var isCommitting = false
+    /// Whether the last transaction sent its COMMIT. After a lost connection it tells a
+    /// transaction that may have committed (the answer was lost: ambiguous) from one that
+    /// certainly did not (the server rolls back a transaction whose session ends before COMMIT).
+    private(set) var commitSent = false
     /// A read-only transaction's COMMIT was sent without waiting: its answer is read before the
     /// connection's next command.
     private var unreadCommit = false
@@ -455,6 +459,7 @@ final class PostgresConnection {
 
     private func attempt<T>(_ kind: TransactionKind, _ mode: WriteMode, _ body: (any SQLExecutor) throws -> T,
                             mayReconnect: Bool) throws -> T {
+        commitSent = false
         _ = try liveHandle(sql: kind.beginSQL)
         queued = [.plain(kind.beginSQL)]
         beginQueued = true
@@ -511,6 +516,7 @@ final class PostgresConnection {
         }
         do {
             isCommitting = true
+            commitSent = true
             for case let result? in try send([.plain("COMMIT")]) { PQclear(result) }
         } catch {
             rollback()

@@ -18,8 +18,13 @@ import Foundation
 ///   SQLite WAL read; a write inside fails with `.io` (as SQLite's read-only readers do).
 /// - **Migrations** run each step in its own READ COMMITTED transaction that first takes a
 ///   transaction-scoped advisory lock, so nodes starting together apply each step once.
-/// - **Reconnects.** A connection that broke (database restart, network) fails the call that
-///   finds it with `.unavailable` and is re-opened on its next use.
+/// - **Reconnects.** A connection that broke (database restart, network, a switchover or
+///   failover of the primary) is re-opened on its next use. A transaction that failed because
+///   its connection was lost or refused before its COMMIT was sent committed nothing, so it is
+///   run again on a new connection, pausing between tries, for up to `reconnectDeadlineSeconds`
+///   (a planned switchover then costs clients a short wait, not a 503). Only then does the
+///   call fail with `.unavailable`. A transaction whose connection was lost after its COMMIT
+///   was sent may have committed: it is not run again.
 ///
 /// SQL is translated from the modules' SQLite-flavoured dialect by `PostgresDialect`.
 public final class PostgresDatabase: Database {
@@ -34,10 +39,21 @@ public final class PostgresDatabase: Database {
     /// The longest pause between two attempts, in microseconds.
     static let maxRetryPauseMicroseconds: UInt32 = 40_000
 
+    /// How long a transaction whose connection was lost before its COMMIT is tried again on
+    /// new connections: long enough for a switchover (about a second) or a failover to the
+    /// synchronous standby (a few seconds), well under a client's timeout.
+    public static let reconnectDeadlineSeconds = 5.0
+    /// The first pause between two tries after a lost connection, doubling up to `maxReconnectPauseMicroseconds`.
+    static let firstReconnectPauseMicroseconds: UInt32 = 50_000
+    static let maxReconnectPauseMicroseconds: UInt32 = 500_000
+
     /// The location, with the password masked: safe to log.
     public let location: String
     /// Round trips of every connection so far (`herald_postgres_round_trips_total`).
     public let roundTrips: PostgresRoundTrips
+    /// Transactions run again after a lost connection, and commits whose outcome a lost
+    /// connection left unknown.
+    public let connectionLosses = PostgresConnectionLosses()
     private let pool: PostgresPool
     private let now: @Sendable () -> Date
 
@@ -62,7 +78,22 @@ public final class PostgresDatabase: Database {
     /// Runs body in a read-only snapshot transaction (REPEATABLE READ), off the Swift concurrency pool.
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
         try await pool.withConnection { connection in
-            try connection.transaction(.readOnlySnapshot, body)
+            // A read commits nothing: it can always run again.
+            try self.rerunningAfterLostConnection(mayHaveCommitted: { false }) {
+                try connection.transaction(.readOnlySnapshot, body)
+            }
+        }
+    }
+
+    /// One read, not run again on a lost connection: a readiness probe must answer at once.
+    public func isReachable() async -> Bool {
+        do {
+            let rows = try await pool.withConnection { connection in
+                try connection.transaction(.readOnlySnapshot) { try $0.query("SELECT 1 AS one", []).count }
+            }
+            return rows == 1
+        } catch {
+            return false
         }
     }
 
@@ -81,7 +112,9 @@ public final class PostgresDatabase: Database {
             var attempt = 1
             while true {
                 do {
-                    return try connection.transaction(kind, body)
+                    return try self.rerunningAfterLostConnection(mayHaveCommitted: { connection.commitSent }) {
+                        try connection.transaction(kind, body)
+                    }
                 } catch let error as StorageError where Self.isRetryable(error) && attempt < Self.maxWriteAttempts {
                     // A random pause on this connection's thread (never the cooperative pool),
                     // doubling per attempt (full jitter), so conflicting writers — on this node
@@ -89,6 +122,32 @@ public final class PostgresDatabase: Database {
                     usleep(UInt32.random(in: 0...min(Self.maxRetryPauseMicroseconds, 1_000 << UInt32(attempt))))
                     attempt += 1
                 }
+            }
+        }
+    }
+
+    /// Runs `transaction` (on the borrowed connection's own thread) and, while it fails with
+    /// `.unavailable` and `mayHaveCommitted` says it committed nothing, runs it again after a
+    /// pause (the next try re-opens the connection, which a multi-host URL points at the new
+    /// primary), until `reconnectDeadlineSeconds` after the first failure; then the last error.
+    func rerunningAfterLostConnection<T>(mayHaveCommitted: () -> Bool, _ transaction: () throws -> T) throws -> T {
+        var deadline: UInt64?
+        var pause = Self.firstReconnectPauseMicroseconds
+        while true {
+            do {
+                return try transaction()
+            } catch let error as StorageError where error.code == .unavailable {
+                guard !mayHaveCommitted() else {
+                    connectionLosses.countUnknownOutcome()
+                    throw error
+                }
+                let now = DispatchTime.now().uptimeNanoseconds
+                let end = deadline ?? now + UInt64(Self.reconnectDeadlineSeconds * 1_000_000_000)
+                deadline = end
+                guard now + UInt64(pause) * 1_000 < end else { throw error }
+                usleep(pause)
+                pause = min(pause * 2, Self.maxReconnectPauseMicroseconds)
+                connectionLosses.countRerun()
             }
         }
     }
