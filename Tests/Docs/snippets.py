@@ -196,3 +196,216 @@ def _(result, context):
     assert me.status_code == 401, me.text
     again = context.native_login(sub="001234.delete.0001")
     assert again["isNewUser"] is True and again["userId"] != session["userId"], again
+
+
+# docs/troubleshooting.md
+
+def _error(result):
+    answer = body(result)
+    assert set(answer) >= {"status", "code", "message", "requestId"}, answer
+    return answer
+
+
+@snippet("trouble-audience")
+def _(result, context):
+    answer = _error(result)
+    assert (answer["status"], answer["code"], answer["details"]) == (401, "invalid_apple_token", {"reason": "audience"}), answer
+
+
+@snippet("trouble-nonce")
+def _(result, context):
+    answer = _error(result)
+    assert (answer["status"], answer["code"], answer["details"]) == (401, "invalid_apple_token", {"reason": "nonce"}), answer
+
+
+@snippet("trouble-replayed")
+def _(result, context):
+    assert ok(result).out.split() == ["200", "401"], result.out
+
+
+@snippet("trouble-events")
+def _(result, context):
+    items = body(result)["items"]
+    assert [(item["type"], item["reason"]) for item in items] == [
+        ("login.failed", "replayed"), ("login.failed", "nonce"), ("login.failed", "audience")], items
+
+
+@snippet("trouble-metrics")
+def _(result, context):
+    lines = ok(result).out.splitlines()
+    for reason in ("audience", "nonce", "replayed"):
+        assert f'herald_logins_total{{provider="apple",door="native",outcome="rejected",reason="{reason}"}} 1' in lines, lines
+
+
+def _realm_with_wrong_key(context):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    other = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    herald = context.herald
+    herald.admin("POST", "/api/admin/realms", {"id": "acme-wrong-key"})
+    herald.admin("PUT", "/api/admin/realms/acme-wrong-key/providers/apple", {
+        "clientId": "com.acme.web", "audiences": ["com.acme.ios"], "teamId": "TEAMWEB123", "keyId": "KEYWEB4567",
+        "privateKey": other})
+    herald.admin("POST", "/api/admin/realms/acme-wrong-key/clients",
+                 {"clientId": "acme-ios", "name": "Acme for iOS", "firstParty": True})
+    context.native_login(realm="acme-wrong-key", sub="001234.wrongkey.0001", code=True)
+    wait_for(lambda: _apple_calls(context, "token_exchange", "invalid_client") >= 1, "Apple refusing the exchange")
+    return {}
+
+
+@snippet("trouble-invalid-client", setup=_realm_with_wrong_key)
+def _(result, context):
+    items = body(result)["items"]
+    assert len(items) == 1, items
+    event = items[0]
+    assert (event["type"], event["reason"], event["actor"], event["clientId"]) == (
+        "apple.code_exchange_refused", "invalid_client", "apple", "com.acme.ios"), event
+
+
+@snippet("trouble-notification")
+def _(result, context):
+    answer = _error(result)
+    assert (answer["status"], answer["code"], answer["details"]) == (400, "invalid_notification", {"reason": "malformed"}), answer
+
+
+def _widget_token(context):
+    nonce, token, _ = context.credential(sub="001234.docs.0003", aud="com.acme.ios.widget")
+    return {"NONCE": nonce, "TOKEN": token}
+
+
+@snippet("trouble-diagnose", setup=_widget_token)
+def _(result, context):
+    ok(result)
+    assert result.out.rstrip().endswith("exit 1"), repr(result)
+    assert "audience" in result.out, repr(result)
+
+
+# docs/third-party.md
+
+@snippet("partner-register", setup=lambda context: (
+    context.herald.admin("DELETE", "/api/admin/realms/acme/clients/acme-backend", expect=(200, 204, 404)), {})[1])
+def _(result, context):
+    answer = body(result)
+    assert answer["clientId"] == "acme-backend" and answer["confidential"] is True, answer
+    assert answer["clientSecret"], "the secret is shown once, at creation"
+    assert answer["redirectUris"] == ["https://app.acme.example/oauth/callback"], answer
+    context.values["partner_secret"] = answer["clientSecret"]
+
+
+def _partner_env(context):
+    return {"CLIENT_SECRET": context.values["partner_secret"]}
+
+
+def partner_backend(context):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("partner_backend",
+                                                  os.path.join(context.root, "docs/examples/partner_backend.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.PartnerBackend(context.herald.base + "/api/oauth/acme", "acme-backend",
+                                 context.values["partner_secret"], "https://app.acme.example/oauth/callback")
+
+
+def partner_sign_in_native(context, sub):
+    """The native path: /authorize with Accept: application/json, then the app's native login."""
+    backend = partner_backend(context)
+    url, saved = backend.start()
+    pending = requests.get(url, headers={"Accept": "application/json"}, allow_redirects=False, timeout=10)
+    assert pending.status_code == 200, pending.text
+    login = context.native_login(sub=sub, client="acme-backend", downstream=pending.json()["downstreamState"])
+    return backend.finish(login["redirectUri"], saved)
+
+
+@file_check
+def partner_example_native_path(context):
+    claims, tokens = partner_sign_in_native(context, context.apple.subject)
+    # the same person as the first-party app's sign-in in apple-setup.md: the same sub for every client
+    assert claims["sub"] == context.values["first_account"], (claims["sub"], context.values["first_account"])
+    assert claims["email"] == "jane@example.com" and claims["aud"] == "acme-backend", claims
+    assert tokens["token_type"] == "Bearer" and tokens["refresh_token"], tokens
+
+
+@file_check
+def partner_example_browser_path(context):
+    """The browser path without the app: /authorize → loginUrl → Herald's web flow → the fake
+    Apple's page → form_post → the page's link to the backend's redirect URI."""
+    import html
+    import re
+    from urllib.parse import parse_qs, urlsplit
+    backend = partner_backend(context)
+    url, saved = backend.start()
+    to_login = requests.get(url, allow_redirects=False, timeout=10)
+    assert to_login.status_code == 302 and to_login.headers["Location"].startswith("https://login.acme.example/apple?")
+    downstream = parse_qs(urlsplit(to_login.headers["Location"]).query)["downstreamState"][0]
+    start = requests.get(context.herald.base + "/api/oauth/acme/apple/login", allow_redirects=False, timeout=10,
+                         params={"clientId": "acme-backend", "downstreamState": downstream})
+    assert start.status_code == 302, start.text
+    # The __Host- cookie is Secure; a browser sends it to a loopback http origin, requests does not: by hand.
+    cookie = start.headers["Set-Cookie"].split(";", 1)[0]
+    page = requests.get(start.headers["Location"], timeout=10).text
+    form = re.search(r'<form method="post" action="([^"]+)">(.*?)</form>', page, re.S)
+    fields = {html.unescape(name): html.unescape(value)
+              for name, value in re.findall(r'name="([^"]+)" value="([^"]*)"', form.group(2))}
+    result = requests.post(html.unescape(form.group(1)), data=fields, headers={"Cookie": cookie}, timeout=10)
+    assert result.status_code == 200, result.text
+    answer = json.loads(re.search(r'<script type="application/json" id="herald-login-result">(.*?)</script>',
+                                  result.text, re.S).group(1))
+    claims, _ = backend.finish(answer["redirectUri"], saved)
+    assert claims["sub"] == context.values["first_account"], claims
+
+
+@snippet("partner-subject-type")
+def _(result, context):
+    assert ok(result).out.strip() == "['public']", result.out
+
+
+def _partner_session_then_deleted(context):
+    claims, tokens = partner_sign_in_native(context, "001234.partner.0001")
+    context.herald.admin("DELETE", f"/api/admin/realms/acme/accounts/{claims['sub']}", expect=(200, 204))
+    return {"CLIENT_SECRET": context.values["partner_secret"], "REFRESH": tokens["refresh_token"],
+            "ACCESS": tokens["access_token"], "_sub": claims["sub"]}
+
+
+def _after_delete_setup(context):
+    extra = _partner_session_then_deleted(context)
+    context.values["deleted_partner_sub"] = extra.pop("_sub")
+    return extra
+
+
+@snippet("partner-after-delete", setup=_after_delete_setup)
+def _(result, context):
+    lines = [line for line in ok(result).out.splitlines() if line.strip()]
+    assert json.loads(lines[0]) == {"error": "invalid_grant",
+                                    "error_description": "refresh token is invalid, expired or revoked"}, lines
+    assert lines[1] == '401 Bearer realm="acme", error="invalid_token"', lines
+    assert json.loads(lines[2]) == {"active": False}, lines
+    claims, _ = partner_sign_in_native(context, "001234.partner.0001")
+    assert claims["sub"] != context.values["deleted_partner_sub"], "a new sign-in after deletion is a new account"
+
+
+@snippet("partner-authorize-error")
+def _(result, context):
+    status, location = ok(result).out.split()
+    assert status == "302", result.out
+    assert location.startswith("https://app.acme.example/oauth/callback?error=invalid_request&error_description="), location
+    assert "&state=s1&iss=" in location, location
+
+
+@snippet("partner-invalid-grant", setup=_partner_env)
+def _(result, context):
+    assert body(result) == {"error": "invalid_grant", "error_description": "authorization code is invalid"}, result.out
+
+
+def _rate_limited_herald(context):
+    herald = context.start_herald(env={"HERALD_RATE_LIMIT_PER_IP": "2/60"})
+    secret = context.configure_realm(herald)
+    return {"_herald": herald, "CLIENT_SECRET": secret}
+
+
+@snippet("partner-rate-limited", setup=_rate_limited_herald)
+def _(result, context):
+    lines = ok(result).out.splitlines()
+    assert lines[:2] == ["400 retry-after=", "400 retry-after="], lines
+    status, retry = lines[2].split()
+    assert status == "429" and int(retry.split("=")[1]) >= 1, lines
