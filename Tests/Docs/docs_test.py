@@ -153,6 +153,9 @@ class Context:
         self.herald = Herald(binary, self.apple)
         self.others = []
         self.values = {}
+        self.pidfiles = []  # Herald processes the snippets start (the systemctl stand-in)
+        self.free_port = free_port
+        self.wait_healthy = wait_healthy
 
     def env(self, herald=None):
         herald = herald or self.herald
@@ -208,6 +211,9 @@ class Context:
                             headers={"Authorization": f"Bearer {(herald or self.herald).admin_token}"}).text
 
     def stop(self):
+        for pidfile in self.pidfiles:
+            if os.path.exists(pidfile):
+                subprocess.run(["kill", open(pidfile).read().strip()], check=False)
         for herald in [self.herald, *self.others]:
             herald.stop()
         self.apple.stop()
@@ -245,7 +251,7 @@ def main():
     if not binary:
         sys.exit("HERALD_BIN must name the herald executable")
     started = time.monotonic()
-    all_blocks = [block for path in DOCS if os.path.exists(path) for block in blocks(path)]
+    all_blocks = [block for path in DOCS for block in blocks(path)]
     failures = lint(all_blocks)
     for block in all_blocks:
         if block.mark == "include":

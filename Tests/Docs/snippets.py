@@ -38,6 +38,18 @@ def body(result):
         raise AssertionError(f"not JSON ({error}): {result!r}")
 
 
+def json_values(text):
+    """The JSON values curl printed one after another (answers end without a newline)."""
+    decoder, values, index = json.JSONDecoder(), [], 0
+    while index < len(text):
+        if text[index].isspace():
+            index += 1
+            continue
+        value, index = decoder.raw_decode(text, index)
+        values.append(value)
+    return values
+
+
 def status_line(result):
     """The status code of the first response of a `curl -i` output."""
     ok(result)
@@ -409,3 +421,303 @@ def _(result, context):
     assert lines[:2] == ["400 retry-after=", "400 retry-after="], lines
     status, retry = lines[2].split()
     assert status == "429" and int(retry.split("=")[1]) >= 1, lines
+
+
+# docs/production.md
+
+@snippet("prod-apple-egress", setup=lambda context: {"APPLE": context.apple.base})
+def _(result, context):
+    assert ok(result).out.strip() == "1 keys", result.out  # the fake publishes one key
+
+
+@snippet("prod-backup", setup=lambda context: _backup_setup(context))
+def _(result, context):
+    assert ok(result).out.strip() == "ok", result.out
+    backup = context.values["backup"]
+    assert os.path.getsize(os.path.join(backup, "herald.db")) > 0
+    assert open(os.path.join(backup, "herald.key")).read() == open(os.path.join(context.herald.folder, "herald.key")).read()
+
+
+def _backup_setup(context):
+    import tempfile
+    # A session the restore must bring back: used before the backup, not after.
+    context.values["before_backup"] = login(context, sub="001234.backup.0001")
+    backup = tempfile.mkdtemp(prefix="backup-", dir=context.tmp)
+    context.values["backup"] = backup
+    return {"DATA": context.herald.folder, "BACKUP": backup}
+
+
+def _restore_setup(context):
+    """A fresh data folder and a `systemctl` that stops and starts Herald on it (same public URL,
+    so tokens issued before the backup are for this issuer)."""
+    import stat
+    import tempfile
+    data = tempfile.mkdtemp(prefix="restored-", dir=context.tmp)
+    bin_dir = tempfile.mkdtemp(prefix="bin-", dir=context.tmp)
+    port = context.free_port()
+    context.values["restored"] = {"data": data, "port": port}
+    shim = os.path.join(bin_dir, "systemctl")
+    with open(shim, "w") as f:
+        f.write(f"""#!/usr/bin/env bash
+# Stands in for systemd in the docs stage: `systemctl stop|start herald` on the restored folder.
+set -euo pipefail
+pidfile={data}/herald.pid
+case "$1 $2" in
+  "stop herald") if [ -f "$pidfile" ]; then kill "$(cat "$pidfile")"; while kill -0 "$(cat "$pidfile")" 2>/dev/null; do sleep 0.1; done; rm -f "$pidfile"; fi ;;
+  "start herald") HERALD_LOG_LEVEL=warning HERALD_ADMIN_TOKEN={context.herald.admin_token} nohup {context.binary} serve \\
+      --host 127.0.0.1 --port {port} --public-url {context.herald.base} --database sqlite:{data}/herald.db \\
+      --apple-jwks-url {context.apple.jwks_url} --apple-base-url {context.apple.base} >>{data}/herald.log 2>&1 &
+      echo $! > "$pidfile" ;;
+  *) echo "systemctl shim: $*" >&2; exit 2 ;;
+esac
+""")
+    os.chmod(shim, os.stat(shim).st_mode | stat.S_IEXEC)
+    context.pidfiles.append(os.path.join(data, "herald.pid"))
+    return {"DATA": data, "BACKUP": context.values["backup"], "HERALD": f"http://127.0.0.1:{port}",
+            "PATH": bin_dir + os.pathsep + context.env()["PATH"]}
+
+
+@snippet("prod-restore", setup=_restore_setup)
+def _(result, context):
+    assert ok(result).out.strip().endswith('{"status":"ready"}'), repr(result)
+    restored = f"http://127.0.0.1:{context.values['restored']['port']}"
+    original_keys = requests.get(context.herald.base + "/api/oauth/acme/jwks.json", timeout=10).json()
+    assert requests.get(restored + "/api/oauth/acme/jwks.json", timeout=10).json() == original_keys
+    session = context.values["before_backup"]
+    me = requests.get(restored + "/api/auth/acme/me", headers={"Authorization": "Bearer " + session["accessToken"]},
+                      timeout=10)
+    assert me.status_code == 200 and me.json()["id"] == session["userId"], me.text
+    refreshed = requests.post(restored + "/api/auth/acme/session/refresh", timeout=10,
+                              json={"refreshToken": session["refreshToken"], "clientId": "acme-ios"})
+    assert refreshed.status_code == 200, refreshed.text  # the restored database signs with the restored key
+
+
+def _new_master_key_setup(context):
+    """Herald on a copy of the backup under another master key, as the doc describes it before
+    the snippet: it starts, still publishes the keys, and cannot sign until the key is rotated."""
+    import secrets
+    import shutil
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="new-master-key-", dir=context.tmp)
+    shutil.copy(os.path.join(context.values["backup"], "herald.db"), os.path.join(folder, "herald.db"))
+    herald = context.start_herald(folder=folder, env={"HERALD_MASTER_KEY": secrets.token_hex(32)},
+                                  args=("--public-url", context.herald.base))
+    old = requests.get(herald.base + "/api/oauth/acme/jwks.json", timeout=10).json()
+    assert old == requests.get(context.herald.base + "/api/oauth/acme/jwks.json", timeout=10).json()
+    nonce, token, _ = context.credential(sub="001234.masterkey.0001")
+    refused = requests.post(herald.base + "/api/oauth/acme/apple/native-login", timeout=10,
+                            json={"identityToken": token, "clientId": "acme-ios", "nonce": nonce})
+    assert refused.status_code == 500 and refused.json()["code"] == "internal_error", refused.text
+    context.values["master_key"] = {"herald": herald, "old_kids": {key["kid"] for key in old["keys"]}}
+    return {"_herald": herald}
+
+
+@snippet("prod-master-key-rotation", setup=_new_master_key_setup)
+def _(result, context):
+    rotated, provider = json_values(ok(result).out)
+    assert rotated["status"] == "active", rotated
+    assert provider["privateKeyConfigured"] is True, provider
+    herald = context.values["master_key"]["herald"]
+    kids = {key["kid"] for key in requests.get(herald.base + "/api/oauth/acme/jwks.json", timeout=10).json()["keys"]}
+    assert context.values["master_key"]["old_kids"] < kids and rotated["kid"] in kids, kids
+    before = _apple_calls_on(herald, "token_exchange", "success")
+    session = context.native_login(herald=herald, sub="001234.masterkey.0001", code=True)
+    assert session["message"] == "Login successful", session
+    wait_for(lambda: _apple_calls_on(herald, "token_exchange", "success") > before, "the new .p8 signing Apple's client secret")
+
+
+def _apple_calls_on(herald, operation, outcome):
+    text = requests.get(herald.base + "/metrics", timeout=10).text
+    for line in text.splitlines():
+        if line.startswith(f'herald_apple_calls_total{{operation="{operation}",outcome="{outcome}"}} '):
+            return int(line.rsplit(" ", 1)[1])
+    return 0
+
+
+@snippet("prod-migrate-rehearsal", setup=lambda context: {"BACKUP": context.values["backup"]})
+def _(result, context):
+    assert ok(result).out.strip().endswith("no new migrations"), repr(result)
+
+
+@snippet("prod-prometheus-scrape")
+def _(block, context):
+    import yaml
+    config = yaml.safe_load(block.text)
+    job = config["scrape_configs"][0]
+    assert job["job_name"] == "herald", job
+    env = _env_file(context)
+    assert job["static_configs"][0]["targets"] == [env["HERALD_ADMIN_LISTEN"]], (job, env)
+    assert config["rule_files"][0].endswith("/herald-alerts.yml"), config
+
+
+def _env_file(context):
+    values = {}
+    for line in open(os.path.join(context.root, "docs/systemd/herald.env")):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            name, value = line.split("=", 1)
+            values[name] = value
+    return values
+
+
+@file_check
+def systemd_unit_verifies(context):
+    import subprocess
+    import tempfile
+    unit = open(os.path.join(context.root, "docs/systemd/herald.service")).read()
+    assert "ExecStart=/usr/local/bin/herald serve\n" in unit and "EnvironmentFile=/etc/herald/herald.env\n" in unit
+    folder = tempfile.mkdtemp(prefix="systemd-", dir=context.tmp)
+    path = os.path.join(folder, "herald.service")
+    with open(path, "w") as f:  # the one change: the binary that exists here
+        f.write(unit.replace("/usr/local/bin/herald", context.binary))
+    checked = subprocess.run(["systemd-analyze", "verify", path], capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0 and not checked.stderr.strip() and not checked.stdout.strip(), checked
+
+
+@file_check
+def environment_file_runs_herald(context):
+    """Every name is one `herald serve` reads; Herald starts with the file (ports and the database
+    path rewritten) and serves the admin side on the admin listener only."""
+    import subprocess
+    import tempfile
+    values = _env_file(context)
+    commented = [line.strip()[1:].split("=", 1)[0] for line in open(os.path.join(context.root, "docs/systemd/herald.env"))
+                 if line.strip().startswith("#HERALD_")]
+    settings = open(os.path.join(context.root, "Sources/HeraldServer/Configuration/HeraldConfiguration.swift")).read()
+    for name in list(values) + commented:
+        assert f'("{name}", ' in settings, f"{name} is not a setting of herald serve"
+    folder = tempfile.mkdtemp(prefix="env-file-", dir=context.tmp)
+    public, admin = context.free_port(), context.free_port()
+    env = dict(os.environ, **values)
+    env.update(HERALD_PORT=str(public), HERALD_ADMIN_LISTEN=f"127.0.0.1:{admin}",
+               HERALD_DATABASE=f"sqlite:{folder}/herald.db", HERALD_APPLE_JWKS_URL=context.apple.jwks_url,
+               HERALD_APPLE_BASE_URL=context.apple.base, HERALD_LOG_LEVEL="warning")
+    with open(os.path.join(folder, "herald.log"), "wb") as log:
+        process = subprocess.Popen([context.binary, "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            context.wait_healthy(f"http://127.0.0.1:{public}", process, lambda: open(log.name).read(), path="/readyz")
+            assert requests.get(f"http://127.0.0.1:{public}/metrics", timeout=5).status_code == 404
+            assert requests.get(f"http://127.0.0.1:{admin}/metrics", timeout=5).status_code == 200
+            discovery = requests.get(f"http://127.0.0.1:{public}/api/oauth/none/.well-known/openid-configuration", timeout=5)
+            assert discovery.status_code == 404, discovery.text
+            assert os.stat(os.path.join(folder, "herald.key")).st_mode & 0o777 == 0o600
+        finally:
+            process.terminate()
+            process.wait(timeout=15)
+
+
+@file_check
+def nginx_tls_site_serves_herald(context):
+    """nginx -t, then nginx with the site in front of the real binary over TLS. Rewritten for an
+    unprivileged run: listen ports, the certificate paths, the upstream port, IPv6 listens dropped."""
+    import re
+    import subprocess
+    import tempfile
+    site = open(os.path.join(context.root, "docs/nginx/herald-tls.conf")).read()
+    prefix = tempfile.mkdtemp(prefix="nginx-", dir=context.tmp)
+    cert, key = os.path.join(prefix, "cert.pem"), os.path.join(prefix, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-days", "1", "-subj", "/CN=id.acme.example", "-addext", "subjectAltName=DNS:id.acme.example",
+                    "-keyout", key, "-out", cert], check=True, capture_output=True)
+    http_port, https_port = context.free_port(), context.free_port()
+    rewritten = site
+    for old, new in [("    listen 80;\n", f"    listen 127.0.0.1:{http_port};\n"),
+                     ("    listen 443 ssl http2;\n", f"    listen 127.0.0.1:{https_port} ssl http2;\n"),
+                     ("/etc/letsencrypt/live/id.acme.example/fullchain.pem", cert),
+                     ("/etc/letsencrypt/live/id.acme.example/privkey.pem", key),
+                     ("server 127.0.0.1:8080 ", f"server 127.0.0.1:{context.herald.port} ")]:
+        assert old in rewritten, old
+        rewritten = rewritten.replace(old, new)
+    rewritten = re.sub(r"\n    listen \[::\]:[^\n]*", "", rewritten)
+    with open(os.path.join(prefix, "herald.conf"), "w") as f:
+        f.write(rewritten)
+    with open(os.path.join(prefix, "nginx.conf"), "w") as f:
+        f.write(f"""daemon off;
+worker_processes 1;
+pid nginx.pid;
+error_log error.log warn;
+lock_file nginx.lock;
+events {{ worker_connections 64; }}
+http {{
+    client_body_temp_path client_body;
+    proxy_temp_path proxy;
+    fastcgi_temp_path fastcgi;
+    uwsgi_temp_path uwsgi;
+    scgi_temp_path scgi;
+    include herald.conf;
+}}
+""")
+    conf = os.path.join(prefix, "nginx.conf")
+    tested = subprocess.run(["nginx", "-t", "-c", conf, "-p", prefix + "/"], capture_output=True, text=True, timeout=30)
+    assert tested.returncode == 0, tested.stderr
+    nginx = subprocess.Popen(["nginx", "-c", conf, "-p", prefix + "/"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def curl(*arguments):
+            return subprocess.run(["curl", "-sS", "--cacert", cert, "--resolve", f"id.acme.example:{https_port}:127.0.0.1",
+                                   "--resolve", f"id.acme.example:{http_port}:127.0.0.1", *arguments],
+                                  capture_output=True, text=True, timeout=10)
+        deadline = __import__("time").monotonic() + 10
+        while curl(f"https://id.acme.example:{https_port}/healthz").stdout != '{"status":"ok"}':
+            assert __import__("time").monotonic() < deadline, open(os.path.join(prefix, "error.log")).read()
+            __import__("time").sleep(0.1)
+        head = curl("-D", "-", "-o", "/dev/null", f"https://id.acme.example:{https_port}/api/oauth/acme/jwks.json").stdout
+        assert head.startswith("HTTP/2 200") and "strict-transport-security: max-age=63072000" in head.lower(), head
+        for hidden in ("/metrics", "/api/admin/realms", "/console/"):
+            status = curl("-o", "/dev/null", "-w", "%{http_code}", f"https://id.acme.example:{https_port}{hidden}").stdout
+            assert status == "404", (hidden, status)
+        moved = curl("-o", "/dev/null", "-w", "%{http_code} %{redirect_url}", f"http://id.acme.example:{http_port}/healthz").stdout
+        assert moved == "301 https://id.acme.example/healthz", moved
+        nonce, token, _ = context.credential(sub="001234.tls.0001")
+        login = curl("-X", "POST", "-H", "Content-Type: application/json", "-d",
+                     json.dumps({"identityToken": token, "clientId": "acme-ios", "nonce": nonce}),
+                     f"https://id.acme.example:{https_port}/api/oauth/acme/apple/native-login")
+        assert json.loads(login.stdout)["message"] == "Login successful", login.stdout
+        old_protocol = curl("--tlsv1.1", "--tls-max", "1.1", f"https://id.acme.example:{https_port}/healthz")
+        assert old_protocol.returncode != 0, "TLS 1.1 must be refused"
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=15)
+
+
+@file_check
+def prometheus_rules_name_real_metrics(context):
+    import re
+    import yaml
+    rules = yaml.safe_load(open(os.path.join(context.root, "docs/prometheus/herald-alerts.yml")))
+    metrics = context.metrics()
+    families = {}  # family -> label names seen
+    routes = set()
+    for line in metrics.splitlines():
+        if line.startswith("# TYPE "):
+            families.setdefault(line.split()[2], set())
+        elif line and not line.startswith("#"):
+            name = re.match(r"[a-z_]+", line).group(0)
+            labels = dict(re.findall(r'([a-z_]+)="((?:[^"\\]|\\.)*)"', line.split("{", 1)[1].rsplit("}", 1)[0])) if "{" in line else {}
+            family = re.sub(r"_(bucket|sum|count)$", "", name) if name not in families else name
+            families.setdefault(family, set()).update(labels)
+            if "route" in labels:
+                routes.add(labels["route"])
+    assert [group["name"] for group in rules["groups"]] == ["herald"]
+    names = set()
+    for rule in rules["groups"][0]["rules"]:
+        assert set(rule) <= {"alert", "expr", "for", "labels", "annotations"} and rule["alert"] not in names, rule
+        names.add(rule["alert"])
+        assert rule["labels"]["severity"] in ("page", "ticket") and rule["annotations"]["summary"], rule
+        expr = rule["expr"]
+        for opening, closing in ("()", "[]", "{}"):
+            assert expr.count(opening) == expr.count(closing), (rule["alert"], opening)
+        if "for" in rule:
+            assert re.fullmatch(r"\d+[smh]", rule["for"]), rule
+        by_labels = set()
+        for group_labels in re.findall(r"by \(([^)]*)\)", expr):
+            by_labels.update(label.strip() for label in group_labels.split(","))
+        for metric, matchers in re.findall(r"(herald_[a-z_]+)(?:\{([^}]*)\})?", expr):
+            family = re.sub(r"_bucket$", "", metric)
+            assert family in families, f"{rule['alert']}: {metric} is not on /metrics"
+            for label, value in re.findall(r'([a-z_]+)\s*(?:=~|!=|=)\s*"([^"]*)"', matchers):
+                assert label in families[family] or (label == "le" and metric.endswith("_bucket")), (rule["alert"], label)
+                if label == "route":
+                    assert value in routes, (rule["alert"], value, sorted(routes))
+            assert by_labels <= families[family] | {"instance", "job", "le"}, (rule["alert"], by_labels)
+        for label in re.findall(r"\$labels\.([a-z_]+)", json.dumps(rule["annotations"])):
+            assert label in by_labels or label == "instance", (rule["alert"], label)
