@@ -206,6 +206,9 @@ def _(result, context):
     me = requests.get(context.herald.base + "/api/auth/acme/me", timeout=10,
                       headers={"Authorization": "Bearer " + session["accessToken"]})
     assert me.status_code == 401, me.text
+    refresh = requests.post(context.herald.base + "/api/auth/acme/session/refresh", timeout=10,
+                            json={"refreshToken": session["refreshToken"], "clientId": "acme-ios"})
+    assert refresh.status_code == 401 and refresh.json()["code"] in ("account_deleted", "refresh_token_revoked"), refresh.text
     again = context.native_login(sub="001234.delete.0001")
     assert again["isNewUser"] is True and again["userId"] != session["userId"], again
 
@@ -721,3 +724,19 @@ def prometheus_rules_name_real_metrics(context):
             assert by_labels <= families[family] | {"instance", "job", "le"}, (rule["alert"], by_labels)
         for label in re.findall(r"\$labels\.([a-z_]+)", json.dumps(rule["annotations"])):
             assert label in by_labels or label == "instance", (rule["alert"], label)
+
+
+@file_check
+def native_only_provider_uses_the_bundle_id(context):
+    """apple-setup.md: an app that only signs in natively may use its Bundle ID as `clientId`, with
+    `audiences` empty; its login works and its code is exchanged under that Bundle ID."""
+    herald = context.herald
+    herald.admin("POST", "/api/admin/realms", {"id": "acme-native-only"})
+    herald.admin("PUT", "/api/admin/realms/acme-native-only/providers/apple", {
+        "clientId": "com.acme.ios", "teamId": "TEAMWEB123", "keyId": "KEYWEB4567", "privateKey": context.apple.p8})
+    herald.admin("POST", "/api/admin/realms/acme-native-only/clients",
+                 {"clientId": "acme-ios", "name": "Acme for iOS", "firstParty": True})
+    before = _apple_calls(context, "token_exchange", "success")
+    session = context.native_login(realm="acme-native-only", sub="001234.nativeonly.0001", code=True)
+    assert session["message"] == "Login successful", session
+    wait_for(lambda: _apple_calls(context, "token_exchange", "success") > before, "the exchange under the Bundle ID")
