@@ -740,3 +740,47 @@ def native_only_provider_uses_the_bundle_id(context):
     session = context.native_login(realm="acme-native-only", sub="001234.nativeonly.0001", code=True)
     assert session["message"] == "Login successful", session
     wait_for(lambda: _apple_calls(context, "token_exchange", "success") > before, "the exchange under the Bundle ID")
+
+
+# Names in the docs are the code's.
+
+# Names of the DELETE /api/auth/{realm}/me contract (issue #37), served from the route's own branch.
+CONTRACT_NAMES = {"not_stored", "reauthentication_required"}
+# Names that are not Herald's: nginx's and PostgreSQL's.
+FOREIGN_NAMES = {"max_fails", "pg_dump"}
+
+
+@file_check
+def names_in_the_docs_are_the_codes(context):
+    """Every snake_case name in backticks (error codes, reasons, outcomes, labels, log events) occurs
+    in Sources/, every `herald_*` metric is on /metrics, and every event type is a SecurityEventType."""
+    import glob
+    import re
+    from docs_test import DOCS
+    sources = "".join(open(path, encoding="utf-8").read() for path in glob.glob(os.path.join(context.root, "Sources/**/*.swift"), recursive=True)
+                      if not path.endswith(("OpenAPIDocument.swift", "ConsoleFiles.swift")))
+    events = set(re.findall(r'case \w+ = "([a-z_]+\.[a-z_.]+)"', open(os.path.join(
+        context.root, "Sources/Realms/Events/SecurityEvent.swift")).read()))
+    metrics = context.metrics()
+    families = {line.split()[2] for line in metrics.splitlines() if line.startswith("# TYPE ")}
+    problems = []
+    for doc in DOCS:
+        text = open(os.path.join(context.root, doc), encoding="utf-8").read()
+        for code in re.findall(r"`([^`\n]+)`", text):
+            if "/" in code or code.endswith((".py", ".swift", ".md", ".conf", ".yml", ".service", ".env")):
+                continue  # a path
+            for name in re.findall(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b", code):
+                if name.startswith("herald_"):
+                    family = re.sub(r"_(bucket|sum|count)$", "", name)
+                    if name not in families and family not in families:
+                        problems.append(f"{doc}: metric {name} is not on /metrics")
+                elif name in CONTRACT_NAMES or name in FOREIGN_NAMES:
+                    continue
+                elif name.startswith("rejected_") and name[len("rejected_"):] in sources:
+                    continue  # herald_apple_notifications_total's outcome rejected_<reason>
+                elif name not in sources:
+                    problems.append(f"{doc}: {name} does not occur in Sources/")
+            for event in re.findall(r"(?<![\w.])((?:login|refresh_token|authorization_code|account|apple)\.[a-z_.]+)\b", code):
+                if event not in events:
+                    problems.append(f"{doc}: {event} is not a SecurityEventType")
+    assert not problems, "\n".join(problems)
