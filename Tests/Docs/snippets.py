@@ -205,10 +205,13 @@ def _(result, context):
     session = context.values["deleted_session"]
     me = requests.get(context.herald.base + "/api/auth/acme/me", timeout=10,
                       headers={"Authorization": "Bearer " + session["accessToken"]})
-    assert me.status_code == 401, me.text
+    assert me.status_code == 401 and me.json()["code"] == "account_deleted", me.text
     refresh = requests.post(context.herald.base + "/api/auth/acme/session/refresh", timeout=10,
                             json={"refreshToken": session["refreshToken"], "clientId": "acme-ios"})
-    assert refresh.status_code == 401 and refresh.json()["code"] in ("account_deleted", "refresh_token_revoked"), refresh.text
+    assert refresh.status_code == 401 and refresh.json()["code"] == "account_deleted", refresh.text
+    retry = requests.delete(context.herald.base + "/api/auth/acme/me", timeout=10,
+                            headers={"Authorization": "Bearer " + session["accessToken"]})
+    assert retry.status_code == 200 and retry.json() == answer, retry.text  # idempotent
     again = context.native_login(sub="001234.delete.0001")
     assert again["isNewUser"] is True and again["userId"] != session["userId"], again
 
@@ -745,7 +748,9 @@ def native_only_provider_uses_the_bundle_id(context):
 # Names in the docs are the code's.
 
 # Names of the DELETE /api/auth/{realm}/me contract (issue #37), served from the route's own branch.
-CONTRACT_NAMES = {"not_stored", "reauthentication_required"}
+CONTRACT_NAMES = {"not_stored", "reauthentication_required", "insufficient_scope", "insufficient_user_authentication",
+                  "account_deleted_by_user", "deleted_by_user"}
+CONTRACT_EVENTS = {"account.deleted_by_user"}
 # Names that are not Herald's: nginx's and PostgreSQL's.
 FOREIGN_NAMES = {"max_fails", "pg_dump"}
 
@@ -781,6 +786,19 @@ def names_in_the_docs_are_the_codes(context):
                 elif name not in sources:
                     problems.append(f"{doc}: {name} does not occur in Sources/")
             for event in re.findall(r"(?<![\w.])((?:login|refresh_token|authorization_code|account|apple)\.[a-z_.]+)\b", code):
-                if event not in events:
+                if event not in events | CONTRACT_EVENTS:
                     problems.append(f"{doc}: {event} is not a SecurityEventType")
     assert not problems, "\n".join(problems)
+
+
+def _partner_access_token(context):
+    _, tokens = partner_sign_in_native(context, "001234.partner.0002")
+    return {"ACCESS": tokens["access_token"]}
+
+
+@snippet("partner-delete-needs-scope", setup=_partner_access_token)
+def _(result, context):
+    answer = body(result)
+    if answer.get("status") in (404, 405) and answer.get("code") in ("not_found", "method_not_allowed"):
+        raise Skip("DELETE /api/auth/{realm}/me is not served by this build")
+    assert (answer["status"], answer["code"], answer["details"]) == (403, "insufficient_scope", {"scope": "account:delete"}), answer
