@@ -287,6 +287,9 @@ def main():
                 file_check(context)
                 passed += 1
                 print(f"ok   {file_check.__name__:<32} ({time.monotonic() - step:.1f} s)", flush=True)
+            except snippets.Skip as why:
+                skipped.append(f"{file_check.__name__}: {why}")
+                print(f"skip {file_check.__name__:<32}: {why}", flush=True)
             except Exception as error:
                 failures.append(f"{file_check.__name__}: {error!r}\n{traceback.format_exc(limit=3)}")
                 print(f"FAIL {file_check.__name__}", flush=True)

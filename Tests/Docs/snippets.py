@@ -802,3 +802,28 @@ def _(result, context):
     if answer.get("status") in (404, 405) and answer.get("code") in ("not_found", "method_not_allowed"):
         raise Skip("DELETE /api/auth/{realm}/me is not served by this build")
     assert (answer["status"], answer["code"], answer["details"]) == (403, "insufficient_scope", {"scope": "account:delete"}), answer
+
+
+@file_check
+def partner_app_deletes_with_the_scope(context):
+    """third-party.md: with `account:delete` allowed on the client and asked for at /authorize, a
+    partner's token deletes the account at DELETE /me (no Apple code was sent: `not_stored`)."""
+    herald = context.herald
+    client = herald.admin("GET", "/api/admin/realms/acme/clients/acme-backend")
+    probe = requests.delete(herald.base + "/api/auth/acme/me", timeout=10)
+    if probe.status_code in (404, 405):
+        raise Skip("DELETE /api/auth/{realm}/me is not served by this build")
+    herald.admin("PATCH", "/api/admin/realms/acme/clients/acme-backend",
+                 {"allowedScopes": client["allowedScopes"] + ["account:delete"]})
+    backend = partner_backend(context)
+    backend.client.scope = "openid account:delete"
+    url, saved = backend.start()
+    pending = requests.get(url, headers={"Accept": "application/json"}, allow_redirects=False, timeout=10)
+    assert pending.status_code == 200, pending.text
+    login = context.native_login(sub="001234.partner.0003", client="acme-backend",
+                                 downstream=pending.json()["downstreamState"])
+    claims, tokens = backend.finish(login["redirectUri"], saved)
+    assert "account:delete" in tokens["scope"].split(), tokens["scope"]
+    deleted = requests.delete(herald.base + "/api/auth/acme/me", timeout=10,
+                              headers={"Authorization": "Bearer " + tokens["access_token"]})
+    assert deleted.status_code == 200 and deleted.json() == {"deleted": True, "appleTokenRevocation": "not_stored"}, deleted.text
