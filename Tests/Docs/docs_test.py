@@ -78,6 +78,7 @@ class Herald:
     """A `herald serve` process with its own SQLite folder (or `folder`), stopped by `stop()`."""
 
     def __init__(self, binary, apple, folder=None, env=None, args=()):
+        self.owns_folder = folder is None
         self.folder = folder or tempfile.mkdtemp(prefix="herald-docs-")
         self.admin_token = secrets.token_hex(32)
         self.port = free_port()
@@ -112,6 +113,8 @@ class Herald:
                 self.process.kill()
                 self.process.wait()
         self.log.close()
+        if self.owns_folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def wait_healthy(base, process, read_log, path="/healthz", deadline_seconds=30, verify=True):
