@@ -3,12 +3,23 @@ SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 APT_PACKAGES := libssl-dev libsqlite3-dev libmicrohttpd-dev pkg-config openssl libpq-dev postgresql
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: deps build release run test unit lint format check-imports bench clean fuzz fuzz-smoke test-sanitizers
+.PHONY: deps docs-deps build release run test unit lint format check-imports bench clean fuzz fuzz-smoke test-sanitizers
 
 ## deps: install the Debian packages that are missing (apt-get update only when needed).
 deps:
 	@missing=""; \
 	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+## docs-deps: what the docs stage (Tests/Docs) runs the docs' snippets and config files with: nginx (the TLS
+## site in front of the binary), sqlite3 (the backup commands), systemd-analyze (the unit), curl.
+DOCS_PACKAGES := nginx sqlite3 systemd curl
+docs-deps:
+	@missing=""; \
+	for p in $(DOCS_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
@@ -28,15 +39,16 @@ run: release
 ## test: every test suite: a short fuzzing run, the Python interop stage (authlib + jwcrypto
 ## against the real binary), the OpenAPI conformance stage (schemathesis against the served
 ## document, Tests/Conformance), the browser stage (headless Debian chromium + Selenium through
-## the Apple and Google web sign-ins and the admin console, Tests/Browser; installs chromium when missing), the failover
-## stage (Patroni + etcd + two PostgreSQL members from Debian, two nodes under load through a switchover and a kill of
-## the primary, Tests/Failover; installs patroni and etcd when missing), then the Swift suites
-## (unit, end-to-end over loopback).
-test: deps fuzz-smoke
+## the Apple and Google web sign-ins and the admin console, Tests/Browser; installs chromium when missing), the docs
+## stage (every curl and config snippet of docs/ against the binary, Tests/Docs), the failover stage (Patroni + etcd +
+## two PostgreSQL members from Debian, two nodes under load through a switchover and a kill of the primary,
+## Tests/Failover; installs patroni, etcd and haproxy when missing), then the Swift suites (unit, end-to-end over loopback).
+test: deps docs-deps fuzz-smoke
 	$(SWIFT) build --build-tests
 	bash Tests/Interop/run.sh .build/debug/herald
 	bash Tests/Conformance/run.sh .build/debug/herald
 	bash Tests/Browser/run.sh .build/debug/herald
+	bash Tests/Docs/run.sh .build/debug/herald
 	bash Tests/Failover/run.sh .build/debug/herald
 	HERALD_BINARY=$(CURDIR)/.build/debug/herald $(SWIFT) test --skip-build
 

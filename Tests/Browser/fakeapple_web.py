@@ -66,6 +66,12 @@ class FakeAppleWeb:
                     request = json.loads(body)
                     self._send(200, "text/plain", fake.notification(request["type"], request["sub"], request["aud"]).encode())
                     return
+                if self.path == "/fake/identity-token":
+                    # Not Apple's either: what the iOS sheet hands an app, for trying native
+                    # login by hand (docs/apple-setup.md, "Test against the fake Apple").
+                    request = json.loads(body)
+                    self._send(200, "application/json", json.dumps(fake.native_credential(**request)).encode())
+                    return
                 form = dict(urllib.parse.parse_qsl(body))
                 valid = fake._secret_valid(form.get("client_secret"), form.get("client_id"))
                 fake.calls.append((self.path, form, valid))
@@ -136,6 +142,17 @@ class FakeAppleWeb:
         events = json.dumps({"type": event_type, "sub": sub, "event_time": now * 1000})
         return self._sign({"iss": fakeapple.ISSUER, "aud": audience, "iat": now, "jti": secrets.token_hex(16),
                            "events": events})
+
+    def native_credential(self, aud, sub, nonce, email=None, code=False):
+        """What ASAuthorizationAppleIDCredential carries: an identity token for the Bundle ID `aud`
+        whose nonce claim is the SHA-256 hex of the raw `nonce`, and with `code` an authorization
+        code this fake's /auth/token exchanges once for that token."""
+        token = self.keys.identity_token(aud, sub, nonce, email=email)
+        credential = {"identityToken": token}
+        if code:
+            credential["authorizationCode"] = "c-" + secrets.token_urlsafe(16)
+            self.codes[credential["authorizationCode"]] = token
+        return credential
 
     def _secret_valid(self, secret, client_id):
         """Apple's checks of a client secret: ES256 by the .p8 key, iss/sub/aud, unexpired."""
