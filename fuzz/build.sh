@@ -2,7 +2,7 @@
 # Builds the libFuzzer harnesses (fuzz/Harnesses/*FuzzTarget.swift) with swiftc.
 #
 # SwiftPM cannot build a libFuzzer binary without a Package.swift target, so the modules a
-# harness needs (JOSE, HTTPServer, Storage, ProviderKeys, HeraldApple) are compiled here straight from Sources/ as static
+# harness needs (JOSE, HTTPServer, Storage, ProviderKeys, Login's replay ledger, HeraldApple) are compiled here straight from Sources/ as static
 # libraries instrumented with -sanitize=fuzzer,address; each harness is then linked against
 # them with libFuzzer's main. The fuzzer runtime (libclang_rt.fuzzer) ships with the Swift
 # toolchain, so no Debian package is needed.
@@ -73,16 +73,19 @@ for harness in "${harnesses[@]}"; do
                 "$ROOT/Sources/HeraldServer/Errors/APIError.swift" -lJOSE -lHTTPServer ;;
         claims)
             # HeraldApple without the parts that need Realms, TokenIssuer and Grants (native login,
-            # the web flow, Apple's API and notifications); it still needs Storage for the replay
+            # the web flow, Apple's API, notifications and the health read-out); it still needs Storage for the replay
             # store's types. -enable-testing lets
             # the harness read the bounds it checks accepted claims against.
             sql=(-I "$ROOT/Sources/CSQLite" -I "$ROOT/Sources/CPostgres" -Xcc -I/usr/include/postgresql)
             build_module Storage Sources/Storage "${sql[@]}"
             # Apple's key set is ProviderKeys' (shared with Google).
             MODULE_DEPENDS='JOSE' build_module ProviderKeys Sources/ProviderKeys -I "$ROOT/Sources/COpenSSL"
-            MODULE_EXCLUDE='*/NativeLogin/* */WebFlow/* */AppleAPI/* */Notifications/*' MODULE_DEPENDS='JOSE Storage ProviderKeys' build_module HeraldApple Sources/HeraldApple -enable-testing \
+            # Of Login, only the replay ledger Apple's replay store is built on (the rest needs Realms).
+            MODULE_EXCLUDE='*/CodeExchange/* */WebSignIn/* */SessionRequest+Client.swift */IdentityToken/I* */IdentityToken/L* */IdentityToken/R*' \
+                MODULE_DEPENDS='JOSE Storage' build_module Login Sources/Login -I "$ROOT/Sources/COpenSSL" "${sql[@]}"
+            MODULE_EXCLUDE='*/NativeLogin/* */WebFlow/* */AppleAPI/* */Notifications/* */Health/*' MODULE_DEPENDS='JOSE Storage ProviderKeys Login' build_module HeraldApple Sources/HeraldApple -enable-testing \
                 -I "$ROOT/Sources/COpenSSL" "${sql[@]}"
-            link_harness claims ClaimsFuzzTarget.swift "${sql[@]}" -lJOSE -lStorage -lProviderKeys -lHeraldApple ;;
+            link_harness claims ClaimsFuzzTarget.swift "${sql[@]}" -lJOSE -lStorage -lProviderKeys -lLogin -lHeraldApple ;;
         *) echo "fuzz: unknown harness $harness (known: ${ALL_HARNESSES[*]})" >&2; exit 2 ;;
     esac
 done
