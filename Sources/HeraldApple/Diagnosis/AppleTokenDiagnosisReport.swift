@@ -1,4 +1,5 @@
 import JOSE
+import ProviderKeys
 
 /// The diagnosis of one token: decoded header and claims (never the signature), every check,
 /// and the verdict.
@@ -56,13 +57,7 @@ public struct AppleTokenDiagnosisReport: Sendable {
             }
             return .object(members)
         }
-        let root: JSONValue = .object([
-            "header": header.map(JSONValue.object) ?? .null,
-            "claims": claims.map(JSONValue.object) ?? .null,
-            "checks": .array(checkValues),
-            "verdict": .string(verdict),
-            "reason": reason.map(JSONValue.string) ?? .null,
-        ])
-        return String(decoding: root.serialized(indentedBy: 2), as: UTF8.self)
+        return TokenDiagnosisJSON.render(header: header, claims: claims, checks: checkValues, verdict: verdict,
+                                         reason: reason)
     }
 }

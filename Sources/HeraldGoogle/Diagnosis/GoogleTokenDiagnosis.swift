@@ -93,14 +93,8 @@ public enum GoogleTokenDiagnosis {
             }
             values.append(["name": "replay", "passed": .null, "skipped": true,
                            "detail": "not checked in diagnosis: replay protection needs the server's database"])
-            let root: JSONValue = .object([
-                "header": header.map(JSONValue.object) ?? .null,
-                "claims": claims.map(JSONValue.object) ?? .null,
-                "checks": .array(values),
-                "verdict": .string(verdict),
-                "reason": reason.map(JSONValue.string) ?? .null,
-            ])
-            return String(decoding: root.serialized(indentedBy: 2), as: UTF8.self)
+            return TokenDiagnosisJSON.render(header: header, claims: claims, checks: values, verdict: verdict,
+                                         reason: reason)
         }
     }
 }
