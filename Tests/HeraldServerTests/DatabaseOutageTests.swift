@@ -71,6 +71,11 @@ struct DatabaseOutageTests {
         let login = try await nodes.b.login(token: appleToken, nonce: nonce)
         #expect(login.status == 503)
         #expect(login.code == "service_unavailable")
+        // The login's log says why, as a warning beside its login line; never the URL.
+        let outage = nodes.b.herald.logs.captured.filter { $0.contains(#""event":"login_outage""#) }
+        #expect(outage.contains { $0.contains(#""reason":"service_unavailable""#) && $0.contains(#""cause":"#) },
+                "\(outage)")
+        #expect(!outage.contains { $0.contains("postgres://") })
 
         try cluster.start()
         let before = chains.map(\.successes)

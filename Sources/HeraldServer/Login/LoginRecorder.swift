@@ -58,6 +58,10 @@ struct LoginRecorder: Sendable {
             "reason": .string(reason), "accountId": .string(accountID),
             "durationMs": .double((durationMs * 100).rounded() / 100), "requestId": .string(requestID),
         ])
+        // An outage of ours says why (the database's SQLSTATE and message), as storage_unavailable does.
+        if case .failure(let error) = outcome, let cause = error.cause {
+            logger.warning("login_outage", ["reason": .string(reason), "cause": .string(cause), "requestId": .string(requestID)])
+        }
     }
 }
 

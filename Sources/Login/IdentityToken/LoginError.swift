@@ -36,6 +36,9 @@ public struct LoginError: Error, Sendable, Equatable, CustomStringConvertible {
     public let retryAfterSeconds: Int?
     /// The account involved, when one was resolved (for the log line).
     public let accountID: String?
+    /// For an outage of ours (`serviceUnavailable`, `internalFailure`): why, for the log line
+    /// only (the storage error's SQLSTATE and message, or the error's type); never answered.
+    public var cause: String?
 
     /// An error with its code and the details that code uses.
     public init(_ code: Code, providerReason: String? = nil, retryAfterSeconds: Int? = nil, accountID: String? = nil) {
@@ -81,7 +84,8 @@ public struct LoginError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The answer for a failure that is not the request's: `serviceUnavailable` when the
     /// database is unreachable right now (or stayed busy past its retries), else `internalFailure`.
     static func failure(_ error: any Error) -> LoginError {
-        if let storage = error as? StorageError, storage.isTemporary { return LoginError(.serviceUnavailable) }
-        return LoginError(.internalFailure)
+        var failure = LoginError((error as? StorageError)?.isTemporary == true ? .serviceUnavailable : .internalFailure)
+        failure.cause = (error as? StorageError)?.cause ?? String(describing: type(of: error))
+        return failure
     }
 }
