@@ -68,6 +68,17 @@ import Testing
         #expect(configuration.publicURL == "http://0.0.0.0:9001")
     }
 
+    @Test func googleURLsComeFromEnvironmentAndFlags() throws {
+        let defaults = try HeraldConfiguration.load(arguments: [], environment: [:])
+        #expect(defaults.googleJWKSURL == "https://www.googleapis.com/oauth2/v3/certs")
+        #expect(defaults.googleGSIScriptURL == "https://accounts.google.com/gsi/client")
+        let configured = try HeraldConfiguration.load(
+            arguments: ["--google-gsi-script-url=http://127.0.0.1:9/gsi/client"],
+            environment: ["HERALD_GOOGLE_JWKS_URL": "http://127.0.0.1:9/oauth2/v3/certs"])
+        #expect(configured.googleJWKSURL == "http://127.0.0.1:9/oauth2/v3/certs")
+        #expect(configured.googleGSIScriptURL == "http://127.0.0.1:9/gsi/client")
+    }
+
     @Test func publicURLLosesTrailingSlash() throws {
         let configuration = try HeraldConfiguration.load(arguments: ["--public-url", "https://id.example.com/"], environment: [:])
         #expect(configuration.publicURL == "https://id.example.com")
@@ -77,6 +88,8 @@ import Testing
         ["--port", "eighty"], ["--port", "0"], ["--port", "70000"], ["--database", "mysql://x"],
         ["--host", "example.com"], ["--log-level", "loud"], ["--trusted-proxies", "10.0.0.0/40"],
         ["--public-url", "ftp://x"], ["--bogus", "1"], ["--port"],
+        ["--google-jwks-url", "certs.json"], ["--google-gsi-script-url", "https://gsi.example/client?x=1"],
+        ["--google-gsi-script-url", "javascript:alert(1)"],
     ])
     func badConfigurationIsRefusedWithOneLine(arguments: [String]) {
         #expect(throws: ConfigurationError.self) {

@@ -22,6 +22,14 @@ def b64url(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+def rsa_jwk(key, kid):
+    """The public JWK (RS256, signing) of an RSA private key, under `kid`."""
+    numbers = key.public_key().public_numbers()
+    return {"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
+            "n": b64url(numbers.n.to_bytes((numbers.n.bit_length() + 7) // 8, "big")),
+            "e": b64url(numbers.e.to_bytes((numbers.e.bit_length() + 7) // 8, "big"))}
+
+
 def identity_token(key, kid, audience, sub, raw_nonce, email=None, email_verified=True, lifetime=600):
     """An identity token for `sub` signed with `key` (an RSA private key) under `kid`. Its nonce
     claim is the SHA-256 hex of `raw_nonce`, as for an app that sends Apple the hashed nonce;
@@ -43,11 +51,7 @@ class FakeApple:
     def __init__(self, kid):
         self.kid = kid
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        numbers = self.key.public_key().public_numbers()
-        jwk = {"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
-               "n": b64url(numbers.n.to_bytes((numbers.n.bit_length() + 7) // 8, "big")),
-               "e": b64url(numbers.e.to_bytes((numbers.e.bit_length() + 7) // 8, "big"))}
-        document = json.dumps({"keys": [jwk]}).encode()
+        document = json.dumps({"keys": [rsa_jwk(self.key, kid)]}).encode()
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802 (http.server naming)

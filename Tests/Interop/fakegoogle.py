@@ -17,7 +17,7 @@ import time
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from fakeapple import b64url
+from fakeapple import b64url, rsa_jwk
 
 ISSUER = "https://accounts.google.com"
 JWKS_PATH = "/oauth2/v3/certs"
@@ -29,11 +29,7 @@ class GoogleKeys:
     def __init__(self, kid):
         self.kid = kid
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        numbers = self.key.public_key().public_numbers()
-        jwk = {"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
-               "n": b64url(numbers.n.to_bytes((numbers.n.bit_length() + 7) // 8, "big")),
-               "e": b64url(numbers.e.to_bytes((numbers.e.bit_length() + 7) // 8, "big"))}
-        self.jwks_document = json.dumps({"keys": [jwk]}).encode()
+        self.jwks_document = json.dumps({"keys": [rsa_jwk(self.key, kid)]}).encode()
 
     def claims(self, client_id, sub, nonce, email=None, email_verified=True, name=None, lifetime=600):
         """Google's claim set for `client_id` (as `aud` and `azp`); `nonce` as given (None: no claim)."""
