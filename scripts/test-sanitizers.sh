@@ -21,13 +21,13 @@ symbolizer="$(dirname "$(readlink -f "$swift")")/llvm-symbolizer"
 export ASAN_SYMBOLIZER_PATH="$symbolizer"
 reports='WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: LeakSanitizer|SUMMARY: (Thread|Address|Leak)Sanitizer|Exited with unexpected signal'
 
-# stage SANITIZER OPTIONS_VARIABLE OPTIONS: sets `result`, returns non-zero when the stage failed.
+# stage SANITIZER OPTIONS_VARIABLE OPTIONS [PRELOAD]: sets `result`, returns non-zero when the stage failed.
 stage() {
-    local sanitizer="$1" variable="$2" options="$3" log="$root/.build/$1-tests.log" status
+    local sanitizer="$1" variable="$2" options="$3" preload="${4:-}" log="$root/.build/$1-tests.log" status
     if ! "$swift" build --build-tests --sanitize="$sanitizer" --scratch-path ".build/$sanitizer"; then
         result="FAILED (build)"; return 1
     fi
-    env "$variable=$options" HERALD_BINARY="$root/.build/$sanitizer/debug/herald" \
+    env "$variable=$options" ${preload:+LD_PRELOAD="$preload"} HERALD_BINARY="$root/.build/$sanitizer/debug/herald" \
         "$swift" test --skip-build --sanitize="$sanitizer" --scratch-path ".build/$sanitizer" 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     if grep -qE "$reports" "$log"; then result="FAILED (sanitizer report or crash, see $log)"; return 1; fi
@@ -41,8 +41,15 @@ stage() {
 
 failed=0
 echo "== ThreadSanitizer"
-stage thread TSAN_OPTIONS "suppressions=$supp/tsan.supp:external_symbolizer_path=$symbolizer" || failed=1
-tsan="$result"
+# Tells TSan how a contended Synchronization.Mutex hands over its lock (fuzz/sanitizers/mutex-handoff.c).
+handoff="$root/.build/thread/mutex-handoff.so"
+mkdir -p "$root/.build/thread"
+if "$(dirname "$(readlink -f "$swift")")/clang" -shared -fPIC -O2 "$supp/mutex-handoff.c" -o "$handoff" -ldl; then
+    stage thread TSAN_OPTIONS "suppressions=$supp/tsan.supp:external_symbolizer_path=$symbolizer" "$handoff" || failed=1
+    tsan="$result"
+else
+    failed=1; tsan="FAILED (building mutex-handoff.so)"
+fi
 echo "== AddressSanitizer"
 stage address LSAN_OPTIONS "suppressions=$supp/lsan.supp" || failed=1
 asan="$result"
