@@ -28,6 +28,18 @@ public protocol Database: Sendable {
     @discardableResult
     func write<T: Sendable>(isolation: WriteIsolation,
                             _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T
+    /// The same write, for a body that can tell afterwards whether it committed. When the
+    /// connection is lost after COMMIT was sent (a failover, a switchover), the outcome is
+    /// unknown; instead of failing with `.unavailable`, the database then reconnects, waits
+    /// until the lost session has ended, and runs `lostCommitCheck` with the body's return
+    /// value in a fresh read: `true` (the rows that value names exist) returns the value as if
+    /// the COMMIT had been answered, `false` runs the body again. Only after the reconnect
+    /// deadline does the call fail with `.unavailable`. A check reads what only this attempt
+    /// could have written (a session id, a token hash it generated), never what a concurrent
+    /// write may have written too. Stores whose commits cannot be lost (SQLite) never call it.
+    @discardableResult
+    func write<T: Sendable>(isolation: WriteIsolation, lostCommitCheck: @escaping LostCommitCheck<T>,
+                            _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T
     /// Applies the migrations not yet recorded, per (module, version), in order, each in its own transaction.
     func migrate(_ migrations: [Migration]) async throws
     /// True when the database answers a trivial query (for /readyz).
@@ -36,7 +48,18 @@ public protocol Database: Sendable {
     func close() async
 }
 
+/// Whether a write whose COMMIT went unanswered committed, given what its body returned: reads
+/// the rows only that attempt wrote (see `Database.write(isolation:lostCommitCheck:_:)`).
+public typealias LostCommitCheck<T> = @Sendable (T, any SQLExecutor) throws -> Bool
+
 extension Database {
+    /// A store whose commits are answered or fail as a whole (SQLite) never needs the check.
+    @discardableResult
+    public func write<T: Sendable>(isolation: WriteIsolation, lostCommitCheck: @escaping LostCommitCheck<T>,
+                                   _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        try await write(isolation: isolation, body)
+    }
+
     /// A write with the default isolation, `.serializable`.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {

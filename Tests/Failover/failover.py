@@ -8,19 +8,17 @@ planned switchover (`patronictl switchover`) and a SIGKILL of the new primary's 
 
 Asserted:
 - nothing acknowledged is lost: every session family whose last answer was 2xx still
-  refreshes at the end, on both nodes;
-- during the switchover and the kill every answer is 2xx, or 503 with `Retry-After`, or the
-  refusal of a retry after such a 503 (an ambiguous commit, reported);
-- during the switchover no answer is 503 except for a commit whose outcome the lost
-  connection left unknown (the nodes count those): a transaction that lost its connection
-  before COMMIT is run again on the new primary (item 1);
+  refreshes at the end, on both nodes, and no family ends otherwise;
+- during the switchover every answer is 2xx: a transaction that lost its connection before
+  COMMIT runs again on the new primary (item 1), and one that lost it after COMMIT was sent
+  is answered with what it committed, read on the new primary (item 2);
+- during the kill every answer is 2xx or 503 with `Retry-After` (never a retry refused as a
+  replayed token or a reused refresh token);
 - after the kill the answers are 2xx again within 15 s, and `/readyz` is 200 again on both nodes;
 - the killed member rejoins as a replica (pg_rewind) within 60 s.
 
-Reported (the figures docs/high-availability.md quotes): the 503s and re-run transactions
-during the switchover, the gap after the kill, and ambiguous commits (item 2: a login or refresh committed
-just before its connection dropped, whose retry then looks like a replayed Apple token or a
-reused refresh token — today a 401).
+Reported (the figures docs/high-availability.md quotes): the answers, re-run transactions and
+lost COMMITs resolved during the switchover, the gap after the kill, and the rejoin time.
 
 Every process it starts it stops by its PID; all of it lives in one temporary folder."""
 import http.client
@@ -229,30 +227,27 @@ class Load:
 
     def __init__(self, nodes, apple, workers=6, pause=0.04):
         self.nodes, self.apple, self.workers, self.pause = nodes, apple, workers, pause
-        self.answers = []  # (answered at, status, has Retry-After, kind, a retry after a 503, sent at)
-        self.families = []  # dicts: refresh token, last status, ended-after-503 flag
+        self.answers = []  # (answered at, status, has Retry-After, kind, sent at)
+        self.families = []  # dicts: refresh token, last status
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.threads = [threading.Thread(target=self.run, args=(index,), daemon=True) for index in range(workers)]
 
-    def record(self, status, headers, kind, retry, sent):
+    def record(self, status, headers, kind, sent):
         with self.lock:
-            self.answers.append((time.monotonic(), status, "retry-after" in headers, kind, retry, sent))
+            self.answers.append((time.monotonic(), status, "retry-after" in headers, kind, sent))
 
     def call(self, node, method, path, body, kind):
-        """Sends until an answer other than 503 (honouring Retry-After); the final answer and
-        whether a 503 came before it."""
-        saw_503 = False
+        """Sends until an answer other than 503 (honouring Retry-After); the final answer."""
         while True:
             sent = time.monotonic()
             try:
                 status, headers, parsed = request(node.port, method, path, body)
             except OSError:
                 status, headers, parsed = 0, {}, None
-            self.record(status, headers, kind, saw_503, sent)
+            self.record(status, headers, kind, sent)
             if status != 503 or self.stopping.is_set():
-                return status, parsed, saw_503
-            saw_503 = True
+                return status, parsed
             time.sleep(min(float(headers.get("retry-after", "1")), 2.0))  # the client's own back-off
 
     def run(self, index):
@@ -260,11 +255,11 @@ class Load:
         while not self.stopping.is_set():
             node = self.nodes[(index + step) % len(self.nodes)]
             step += 1
-            family = {"sub": f"{index}.{step}.{secrets.token_hex(4)}", "last": None, "ambiguous": False}
+            family = {"sub": f"{index}.{step}.{secrets.token_hex(4)}", "last": None}
             nonce = secrets.token_urlsafe(16)
             token = fakeapple.identity_token(self.apple.key, self.apple.kid, AUDIENCE, family["sub"], nonce,
                                              email=f"{family['sub']}@example.com")
-            status, body, _ = self.call(node, "POST", f"/api/oauth/{REALM}/apple/native-login",
+            status, body = self.call(node, "POST", f"/api/oauth/{REALM}/apple/native-login",
                                         {"identityToken": token, "clientId": CLIENT, "nonce": nonce}, "login")
             if status != 200:
                 continue
@@ -278,14 +273,12 @@ class Load:
                 time.sleep(self.pause)
                 node = self.nodes[(index + step) % len(self.nodes)]
                 step += 1
-                status, body, saw_503 = self.call(node, "POST", f"/api/auth/{REALM}/session/refresh",
+                status, body = self.call(node, "POST", f"/api/auth/{REALM}/session/refresh",
                                                   {"refreshToken": family["refresh"], "clientId": CLIENT}, "refresh")
                 family["last"] = status
-                if status == 200:
-                    family["refresh"] = body["refreshToken"]
-                else:
-                    family["ambiguous"] = saw_503
+                if status != 200:
                     break
+                family["refresh"] = body["refreshToken"]
 
     def start(self):
         for thread in self.threads:
@@ -302,23 +295,36 @@ class Load:
 
 
 def metric(nodes, name):
-    """The sum over the nodes of one counter in their /metrics."""
+    """The sum over the nodes of one counter in their /metrics, all its labels together."""
     total = 0
     for node in nodes:
         _, _, text = request(node.port, "GET", "/metrics")
         for line in str(text).splitlines():
-            if line.startswith(name + " "):
-                total += int(float(line.split()[1]))
+            if line.startswith(name + " ") or line.startswith(name + "{"):
+                total += int(float(line.split()[-1]))
     return total
 
 
+class Counters:
+    """The nodes' lost-connection counters over one phase."""
+    NAMES = {"reruns": "herald_postgres_transactions_rerun_total",
+             "resolved": "herald_postgres_lost_commits_resolved_total",
+             "unknown": "herald_postgres_commit_outcome_unknown_total"}
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+        self.before = {key: metric(nodes, name) for key, name in self.NAMES.items()}
+
+    def since(self):
+        return {key: metric(self.nodes, name) - self.before[key] for key, name in self.NAMES.items()}
+
+
 def classify(answers):
-    """(503s with Retry-After, refusals of a retry after a 503 — ambiguous commits, item 2 —,
-    and every other answer that is neither 2xx nor one of those)."""
+    """(503s with Retry-After, and every answer that is neither 2xx nor one of those — a retry
+    refused after a 503 among them)."""
     unavailable = [a for a in answers if a[1] == 503 and a[2]]
-    ambiguous = [a for a in answers if a[1] == 401 and a[4]]
-    bad = [a for a in answers if not (200 <= a[1] < 300 or (a[1] == 503 and a[2]) or (a[1] == 401 and a[4]))]
-    return unavailable, ambiguous, bad
+    bad = [a for a in answers if not (200 <= a[1] < 300 or (a[1] == 503 and a[2]))]
+    return unavailable, bad
 
 
 def main():
@@ -361,8 +367,7 @@ def main():
         time.sleep(5)  # steady load before the switchover
 
         # 1. A planned switchover to the synchronous standby.
-        unknown_before = metric(nodes, "herald_postgres_commit_outcome_unknown_total")
-        reruns_before = metric(nodes, "herald_postgres_transactions_rerun_total")
+        counters = Counters(nodes)
         switch_start = time.monotonic()
         cluster.patronictl("switchover", cluster.scope, "--leader", "pg1", "--candidate", "pg2", "--force")
         wait_for("pg2 to lead", lambda: cluster.primary() == "pg2", 60)
@@ -370,23 +375,19 @@ def main():
         time.sleep(3)  # answers in flight at the switch settle
         switch_end = time.monotonic()
         during = load.between(switch_start, switch_end)
-        unavailable, ambiguous, bad = classify(during)
-        unknown = metric(nodes, "herald_postgres_commit_outcome_unknown_total") - unknown_before
-        reruns = metric(nodes, "herald_postgres_transactions_rerun_total") - reruns_before
-        log(f"switchover: {len(during)} answers, {len(unavailable)} × 503 with Retry-After ({unknown} commits whose"
-            f" outcome the lost connection left unknown), {len(ambiguous)} retries refused after an ambiguous commit,"
-            f" {len(bad)} other non-2xx, {reruns} transactions run again on the new primary"
-            f" ({switch_end - switch_start:.1f} s)")
-        # Item 1: a planned switchover costs clients a wait, not an error; only a commit in
-        # flight when the connection ended (item 2, counted by the nodes) may still be a 503.
-        if len(unavailable) > unknown:
-            failures.append(f"switchover: {len(unavailable)} answers 503, only {unknown} of them for an unknown commit outcome")
-        if bad:
-            failures.append(f"switchover: other answers: {sorted({(a[1], a[3]) for a in bad})}")
+        unavailable, bad = classify(during)
+        seen = counters.since()
+        log(f"switchover: {len(during)} answers, {len(unavailable)} × 503, {len(bad)} other non-2xx;"
+            f" {seen['reruns']} transactions run again on the new primary, {seen['resolved']} lost COMMITs"
+            f" resolved by reading it, {seen['unknown']} left unknown ({switch_end - switch_start:.1f} s)")
+        # Items 1 and 2: a planned switchover costs clients a wait, never an error.
+        if unavailable or bad:
+            failures.append(f"switchover: non-2xx answers: {sorted({(a[1], a[3]) for a in unavailable + bad})}")
 
         time.sleep(3)
         # 2. SIGKILL of the primary's postmaster.
         victim = cluster.primary()
+        counters = Counters(nodes)
         kill_time = time.monotonic()
         os.kill(cluster.postmaster_pid(victim), signal.SIGKILL)
         survivor = "pg1" if victim == "pg2" else "pg2"
@@ -396,7 +397,7 @@ def main():
             """When answers came back: the first of five refreshes sent after the kill and
             answered 2xx (a request may wait in Herald while it reconnects); None before."""
             since = load.between(kill_time, time.monotonic())
-            after = sorted(a[0] for a in since if a[5] >= kill_time and 200 <= a[1] < 300 and a[3] == "refresh")
+            after = sorted(a[0] for a in since if a[4] >= kill_time and 200 <= a[1] < 300 and a[3] == "refresh")
             return after[0] if len(after) >= 5 else None
         recovery = wait_for("2xx again after the kill", recovered, 30) - kill_time
         wait_for("both nodes ready", lambda: all(request(node.port, "GET", "/readyz")[0] == 200 for node in nodes), 30)
@@ -405,10 +406,12 @@ def main():
         time.sleep(3)
         kill_end = time.monotonic()
         during = load.between(kill_time, kill_end)
-        unavailable, ambiguous, bad = classify(during)
+        unavailable, bad = classify(during)
+        seen = counters.since()
         log(f"kill of {victim}'s postmaster: 2xx again after {recovery:.1f} s, {len(unavailable)} × 503 with"
-            f" Retry-After, {len(ambiguous)} retries refused after an ambiguous commit, {len(bad)} other non-2xx;"
-            f" {victim} rejoined as a replica after {rejoin_time:.1f} s")
+            f" Retry-After, {len(bad)} other non-2xx; {seen['reruns']} transactions run again, {seen['resolved']}"
+            f" lost COMMITs resolved, {seen['unknown']} left unknown; {victim} rejoined as a replica after"
+            f" {rejoin_time:.1f} s")
         if bad:
             failures.append(f"kill: other answers: {sorted({(a[1], a[3]) for a in bad})}")
         if recovery > 15:
@@ -418,20 +421,18 @@ def main():
         # Nothing acknowledged lost: the newest refresh token of every family whose last answer
         # was 2xx still works, alternating nodes.
         kept = [family for family in load.families if family["last"] == 200]
-        ambiguous = [family for family in load.families if family["last"] != 200 and family["ambiguous"]]
-        other = [family for family in load.families if family["last"] not in (200, None) and not family["ambiguous"]]
+        ended = [family for family in load.families if family["last"] not in (200, None)]
         lost = 0
         for index, family in enumerate(kept):
             status, _, _ = request(nodes[index % 2].port, "POST", f"/api/auth/{REALM}/session/refresh",
                                 {"refreshToken": family["refresh"], "clientId": CLIENT})
             lost += status != 200
-        log(f"families: {len(load.families)}, {len(kept)} acknowledged and checked, {lost} lost;"
-            f" {len(ambiguous)} ended by a retry after a 503 (ambiguous commit), {len(other)} otherwise ended;"
-            f" {len(load.answers)} answers in all")
+        log(f"families: {len(load.families)}, {len(kept)} acknowledged and checked, {lost} lost, {len(ended)} ended"
+            f" by a refusal; {len(load.answers)} answers in all")
         if lost:
             failures.append(f"{lost} acknowledged session families no longer refresh")
-        if other:
-            failures.append(f"{len(other)} families ended by an answer other than a retry after a 503")
+        if ended:
+            failures.append(f"{len(ended)} families ended by a refusal {sorted({family['last'] for family in ended})}")
         if not kept:
             failures.append("no family was acknowledged: the load did not run")
         log(f"took {time.monotonic() - started:.1f} s")

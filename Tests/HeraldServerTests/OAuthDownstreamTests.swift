@@ -182,7 +182,7 @@ struct OAuthDownstreamTests {
             @Sendable func consume(_ db: any SQLExecutor) throws -> String {
                 try grants.completeDownstream(in: db, realmID: OAuthFixture.realm, issuer: issuer,
                                               clientID: OAuthFixture.publicClient, downstreamState: handle, accountID: "acct-1",
-                                              authTime: 0)
+                                              authTime: 0).redirectURI
             }
             struct Undo: Error {}
             let consumed = Atomic<Bool>(false)

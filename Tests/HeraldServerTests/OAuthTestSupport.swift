@@ -101,7 +101,7 @@ struct OAuthFixture {
         let handle = handle ?? downstreamState(for: state)
         return try await context.database.write(isolation: .readCommitted) { db in
             try grants.completeDownstream(in: db, realmID: Self.realm, issuer: issuer, clientID: client,
-                                          downstreamState: handle, accountID: accountID, authTime: authTime)
+                                          downstreamState: handle, accountID: accountID, authTime: authTime).redirectURI
         }
     }
 }

@@ -30,6 +30,12 @@ public final class OutageDatabase: Database {
         try await wrapped.write(isolation: isolation, body)
     }
 
+    @discardableResult
+    public func write<T: Sendable>(isolation: WriteIsolation, lostCommitCheck: @escaping LostCommitCheck<T>,
+                                   _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        try await wrapped.write(isolation: isolation, lostCommitCheck: lostCommitCheck, body)
+    }
+
     public func migrate(_ migrations: [Migration]) async throws { try await wrapped.migrate(migrations) }
 
     public func close() async { await wrapped.close() }

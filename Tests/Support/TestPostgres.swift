@@ -107,10 +107,11 @@ public final class TestPostgres: Sendable {
         try runSQL("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
     }
 
-    /// Runs one statement as the superuser in the maintenance database.
-    private func runSQL(_ statement: String) throws(TestPostgresError) {
+    /// Runs SQL (any number of statements, as psql reads them) as the superuser in `database`,
+    /// the maintenance database by default.
+    func runSQL(_ statement: String, database: String = "postgres") throws(TestPostgresError) {
         try Self.run(Self.binDirectory + "/psql",
-                     ["-h", "127.0.0.1", "-p", "\(port)", "-U", Self.user, "-d", "postgres", "-q", "-v", "ON_ERROR_STOP=1",
+                     ["-h", "127.0.0.1", "-p", "\(port)", "-U", Self.user, "-d", database, "-q", "-v", "ON_ERROR_STOP=1",
                       "-c", statement])
     }
 
@@ -122,7 +123,11 @@ public final class TestPostgres: Sendable {
         // max_wal_size: CREATE DATABASE writes the new database's pages to the WAL (about 4 MB
         // each), which the default 1 GB allowance let grow to 800 MB over a full run; checkpoints
         // cost little with fsync off.
-        let options = "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=1000 -c max_wal_size=64MB -c min_wal_size=32MB"
+        // synchronous_standby_names: a standby that never connects. Every session commits with
+        // synchronous_commit=off, so none waits for it, except a transaction that asks for
+        // synchronous_commit=on: its COMMIT, durable locally, then waits until the session is
+        // ended, how `LostCommitTrap` loses a committed transaction's answer as a failover does.
+        let options = "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=1000 -c max_wal_size=64MB -c min_wal_size=32MB -c synchronous_standby_names=herald_test_absent_standby"
         try Self.run(Self.binDirectory + "/pg_ctl",
                      ["-D", dataDirectory, "-l", folder + "/server.log", "-o", options, "-w", "-t", "60", "start"])
     }

@@ -40,6 +40,18 @@ public final class TestPostgresDatabase: Sendable {
         }
     }
 
+    /// Runs SQL through psql as the superuser, for what Herald's SQL dialect does not take
+    /// (several statements, function bodies). On a thread of its own, like `drop()`.
+    public func runSQL(_ sql: String) async throws {
+        let cluster = cluster
+        let name = name
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread {
+                continuation.resume(with: Result { () throws(TestPostgresError) in try cluster.runSQL(sql, database: name) })
+            }.start()
+        }
+    }
+
     /// Counts `user` (a database object connected to this database) among the users that
     /// `dropWhenUsersAreGone()` waits for; only a weak reference is kept.
     public func track(_ user: any AnyObject & Sendable) {

@@ -68,7 +68,7 @@ public struct DownstreamAuthorizations: Sendable {
     /// authorization of `downstreamState` in the realm — same client, unexpired, unused — and issues a one-time
     /// code `ac_…` (256 random bits, stored hashed, `codeTTL` seconds) bound to the client,
     /// redirect URI, PKCE challenge, scope, nonce, account and auth time. Returns the redirect
-    /// URI carrying `code`, the backend's `state` and `iss`.
+    /// URI carrying `code`, the backend's `state` and `iss`, with the code's hash.
     ///
     /// Single use rests on the conditional UPDATE alone, so it holds under READ COMMITTED (the
     /// login's isolation on PostgreSQL): a concurrent consumer of the same row waits for the
@@ -77,7 +77,7 @@ public struct DownstreamAuthorizations: Sendable {
     /// Throws `GrantsError(.invalidDownstreamState)` when no row matched (nothing was written),
     /// and storage errors unchanged, so the caller's transaction rolls back (and can be retried).
     public func completeDownstream(in db: any SQLExecutor, realmID: String, issuer: String, clientID: String,
-                                   downstreamState: String, accountID: String, authTime: Int64) throws -> String {
+                                   downstreamState: String, accountID: String, authTime: Int64) throws -> DownstreamCompletion {
         let at = now().unixSeconds
         guard let pending = try db.queryOne("""
             UPDATE pending_authorizations SET consumed_at = ?
@@ -98,18 +98,20 @@ public struct DownstreamAuthorizations: Sendable {
             throw GrantsError(.invalidDownstreamState, "The pending authorization's client or redirect_uri is no longer registered")
         }
         let code = Self.codePrefix + SecureRandom.token(byteCount: 32)
+        let codeHash = SHA256.hash(Array(code.utf8))
         try db.execute("""
             INSERT INTO authorization_codes (code_hash, realm_id, client_id, client_instance, redirect_uri,
                 code_challenge, scope, nonce, account_id, auth_time, created_at, expires_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
-            .blob(SHA256.hash(Array(code.utf8))), .text(realmID), .text(clientID), .text(client.instanceID),
+            .blob(codeHash), .text(realmID), .text(clientID), .text(client.instanceID),
             .text(redirectURI),
             .text(try pending.string("code_challenge")), .text(try pending.string("scope")),
             .optional(try pending.optionalString("nonce")), .text(accountID), .integer(authTime),
             .integer(at), .integer(at + codeTTL))
-        return RedirectURI.appending([("code", code), ("state", try pending.string("state")), ("iss", issuer)],
-                                     to: redirectURI)
+        let location = RedirectURI.appending([("code", code), ("state", try pending.string("state")), ("iss", issuer)],
+                                             to: redirectURI)
+        return DownstreamCompletion(redirectURI: location, codeHash: codeHash)
     }
 }
 

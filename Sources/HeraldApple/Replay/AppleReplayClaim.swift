@@ -22,6 +22,11 @@ struct AppleReplayClaim: Sendable {
                         purgingUpTo: purgeLimit)
     }
 
+    /// Whether the token is claimed now (see `ReplayClaim.isRecorded(in:)`).
+    func isRecorded(in db: any SQLExecutor) throws -> Bool {
+        try store.isClaimed(db, realmID: realmID, subject: subject, nonce: nonce, now: now)
+    }
+
     /// The claim's one statement when no purge is due (see `ReplayClaim.statement`).
     var statement: (sql: String, parameters: [SQLValue])? {
         guard purgeLimit == 0 else { return nil }

@@ -41,6 +41,11 @@ public final class AppleReplayStore: Sendable {
     /// How many expired rows the next claim should purge (`TokenReplayLedger.purgeBudget`).
     public func purgeBudget(now: Int64) -> Int { ledger.purgeBudget(now: now) }
 
+    /// Whether the token of (`subject`, `nonce`) is claimed in the realm (see `TokenReplayLedger.isClaimed`).
+    func isClaimed(_ db: any SQLExecutor, realmID: String, subject: String, nonce: String, now: Int64) throws -> Bool {
+        try ledger.isClaimed(db, realmID: realmID, keyHash: Self.keyHash(subject: subject, nonce: nonce), now: now)
+    }
+
     /// The stored key: SHA-256 over length-prefixed sub and nonce.
     static func keyHash(subject: String, nonce: String) -> [UInt8] {
         TokenReplayLedger.key([Array(subject.utf8), Array(nonce.utf8)])

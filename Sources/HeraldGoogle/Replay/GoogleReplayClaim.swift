@@ -19,6 +19,11 @@ struct GoogleReplayClaim: ReplayClaim {
         try store.claim(db, realmID: realmID, keyHash: keyHash, expiresAt: expiresAt, now: now, purgingUpTo: purgeLimit)
     }
 
+    /// Whether the token is claimed now (see `ReplayClaim.isRecorded(in:)`).
+    func isRecorded(in db: any SQLExecutor) throws -> Bool {
+        try store.isClaimed(db, realmID: realmID, keyHash: keyHash, now: now)
+    }
+
     /// The claim's one statement when no purge is due (see `ReplayClaim.statement`).
     var statement: (sql: String, parameters: [SQLValue])? {
         guard purgeLimit == 0 else { return nil }

@@ -40,6 +40,11 @@ public final class GoogleReplayStore: Sendable {
     /// How many expired rows the next claim should purge (`TokenReplayLedger.purgeBudget`).
     public func purgeBudget(now: Int64) -> Int { ledger.purgeBudget(now: now) }
 
+    /// Whether `keyHash` is claimed in the realm (see `TokenReplayLedger.isClaimed`).
+    func isClaimed(_ db: any SQLExecutor, realmID: String, keyHash: [UInt8], now: Int64) throws -> Bool {
+        try ledger.isClaimed(db, realmID: realmID, keyHash: keyHash, now: now)
+    }
+
     /// The stored key: a kind tag, the subject and the nonce (or the signature), length-prefixed.
     static func keyHash(subject: String, nonce: String?, signature: [UInt8]) -> [UInt8] {
         if let nonce { return TokenReplayLedger.key([Array("nonce".utf8), Array(subject.utf8), Array(nonce.utf8)]) }

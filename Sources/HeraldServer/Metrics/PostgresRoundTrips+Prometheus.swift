@@ -15,7 +15,11 @@ extension PostgresConnectionLosses {
         "# HELP herald_postgres_transactions_rerun_total Transactions run again on a new connection after theirs was lost or refused before COMMIT.\n"
             + "# TYPE herald_postgres_transactions_rerun_total counter\n"
             + "herald_postgres_transactions_rerun_total \(rerunTransactions)\n"
-            + "# HELP herald_postgres_commit_outcome_unknown_total Transactions whose connection was lost after COMMIT was sent (answered 503).\n"
+            + "# HELP herald_postgres_lost_commits_resolved_total Transactions whose connection was lost after COMMIT was sent, by what reading the database afterwards found.\n"
+            + "# TYPE herald_postgres_lost_commits_resolved_total counter\n"
+            + "herald_postgres_lost_commits_resolved_total{outcome=\"committed\"} \(lostCommitsFoundCommitted)\n"
+            + "herald_postgres_lost_commits_resolved_total{outcome=\"not_committed\"} \(lostCommitsFoundNotCommitted)\n"
+            + "# HELP herald_postgres_commit_outcome_unknown_total Transactions whose connection was lost after COMMIT was sent and whose outcome stayed unknown (answered 503).\n"
             + "# TYPE herald_postgres_commit_outcome_unknown_total counter\n"
             + "herald_postgres_commit_outcome_unknown_total \(unknownCommitOutcomes)\n"
     }

@@ -22,7 +22,20 @@ public struct AuthorizationCodeExchange: Sendable {
     private enum Step: Sendable {
         case granted(PreparedSession)
         case refused(GrantsError)
-        case replayed
+        /// The code was used before; the session it started (if any) is revoked.
+        case replayed(sessionID: String?)
+
+        /// Whether the exchange that answered this committed, read after its COMMIT went
+        /// unanswered (a failover): a grant by its session (random id, stored by this exchange
+        /// alone), a replay by the revocation. A refusal is answered as it is: it only burnt
+        /// the code, and a retry of a refused exchange is refused either way.
+        func isCommitted(in db: any SQLExecutor) throws -> Bool {
+            switch self {
+            case .granted(let prepared): try SessionStore.isStored(prepared, in: db)
+            case .replayed(let sessionID?): try SessionStore.isRevoked(sessionID: sessionID, in: db)
+            case .replayed(nil), .refused: true
+            }
+        }
     }
 
     private let database: any Database
@@ -49,7 +62,9 @@ public struct AuthorizationCodeExchange: Sendable {
         // READ COMMITTED on PostgreSQL: single use rests on the redemption's conditional UPDATE.
         // A concurrent redemption of the same code waits for this transaction, then matches no
         // row and reads the committed one as a replay, with the session recorded here.
-        let step = try await database.write(isolation: .readCommitted) { db -> Step in
+        let step = try await database.write(isolation: .readCommitted, lostCommitCheck: { step, db in
+            try step.isCommitted(in: db)
+        }) { db -> Step in
             let grant: AuthorizationCodeGrant
             switch try codes.redeem(in: db, realmID: realm.id, client: client, code: code, redirectURI: redirectURI,
                                     codeVerifier: codeVerifier) {
@@ -63,7 +78,7 @@ public struct AuthorizationCodeExchange: Sendable {
                 try SecurityEventLog.record(db, NewSecurityEvent(
                     realmID: realm.id, type: .authorizationCodeReused, at: at, reason: "session_revoked",
                     clientID: client.clientId, sessionID: sessionID, clientIP: clientIP))
-                return .replayed
+                return .replayed(sessionID: sessionID)
             }
             // The client's scopes may have been narrowed since /authorize: grant what it still allows.
             let scope = grant.scope.filter(client.allowedScopes.contains)

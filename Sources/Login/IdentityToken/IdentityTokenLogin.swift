@@ -230,7 +230,9 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                 // account and identity are guarded by unique keys and branch B consumes its
                 // pending authorization with a conditional UPDATE, so nothing here needs
                 // SERIALIZABLE, whose index-page locks made concurrent logins fail each other.
-                step = try await database.write(isolation: .readCommitted) { db -> LoginStep in
+                step = try await database.write(isolation: .readCommitted, lostCommitCheck: { step, db in
+                    try Self.committed(step, replay: replay, in: db)
+                }) { db -> LoginStep in
                     // One round trip on PostgreSQL: the settings stamp, the failure count and the
                     // claim (when it is one statement) travel together.
                     let limitCheck = checksLimit
@@ -288,8 +290,8 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
         case .blocked(let retryAfter): return .blocked(retryAfterSeconds: retryAfter)
         case .replayed: throw LoginError(.invalidIdentityToken, providerReason: LoginError.replayedReason)
         case .refused(let refusal): throw refusal
-        case .downstream(let resolution, let redirectURI):
-            return .succeeded(LoginResult(branch: .downstream(redirectURI: redirectURI), accountID: resolution.account.id,
+        case .downstream(let resolution, let completion):
+            return .succeeded(LoginResult(branch: .downstream(redirectURI: completion.redirectURI), accountID: resolution.account.id,
                                           isNewUser: resolution.isNewUser, audience: verified.audience))
         case .session(let resolution, let prepared):
             do {
@@ -299,6 +301,20 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
             } catch {
                 throw LoginError(.internalFailure, accountID: resolution.account.id)
             }
+        }
+    }
+
+    /// Whether the login transaction that answered `step` committed, read after its COMMIT went
+    /// unanswered (a failover): each answer by what only its own attempt wrote, so a client's
+    /// retry is never taken for a replayed token.
+    private static func committed(_ step: LoginStep, replay: (any ReplayClaim)?, in db: any SQLExecutor) throws -> Bool {
+        switch step {
+        case .session(_, let prepared): try SessionStore.isStored(prepared, in: db)
+        case .downstream(_, let completion): try completion.isStored(in: db)
+        // The refusal committed the token's claim alone.
+        case .refused: try replay?.isRecorded(in: db) ?? true
+        // Nothing was written.
+        case .replayed, .stale, .blocked: true
         }
     }
 
@@ -345,10 +361,10 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
             // Branch B: the code is committed with the account it is for, or neither is; a
             // refused state undoes the account's creation, link or update.
             do {
-                let redirectURI = try downstream.completeDownstream(
+                let completion = try downstream.completeDownstream(
                     in: db, realmID: realm.id, issuer: issuers.issuer(realmID: realm.id), clientID: client.clientId,
                     downstreamState: state, accountID: resolution.account.id, authTime: authTime)
-                return .downstream(resolution, redirectURI: redirectURI)
+                return .downstream(resolution, completion)
             } catch let error as StorageError {
                 throw error
             } catch let error as GrantsError where error.code == .invalidDownstreamState {

@@ -1,3 +1,4 @@
+import Grants
 import Realms
 import TokenIssuer
 
@@ -16,5 +17,5 @@ enum LoginStep: Sendable {
     /// Branch A: the account and its session, whose tokens are still to be signed.
     case session(AccountResolution, PreparedSession)
     /// Branch B: the account and the redirect URI carrying the code committed with it.
-    case downstream(AccountResolution, redirectURI: String)
+    case downstream(AccountResolution, DownstreamCompletion)
 }

@@ -10,6 +10,9 @@ public protocol ReplayClaim: Sendable {
     /// that sends it with its reads in one round trip (`SQLExecutor.queryBatch`); nil when
     /// recording takes more (a purge is due): the login then calls `record(in:)`.
     var statement: (sql: String, parameters: [SQLValue])? { get }
+    /// Whether the token is claimed now (by this login or another use of the same token): read
+    /// when the login's COMMIT went unanswered.
+    func isRecorded(in db: any SQLExecutor) throws -> Bool
 }
 
 extension ReplayClaim {

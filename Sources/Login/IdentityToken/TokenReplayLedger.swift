@@ -73,6 +73,13 @@ public final class TokenReplayLedger: Sendable {
          [.text(realmID), .blob(keyHash), .integer(expiresAt), .integer(now)])
     }
 
+    /// Whether `keyHash` is claimed (unexpired) for the realm: how a login whose COMMIT went
+    /// unanswered learns whether its claim committed (`Database.write(isolation:lostCommitCheck:_:)`).
+    public func isClaimed(_ db: any SQLExecutor, realmID: String, keyHash: [UInt8], now: Int64) throws -> Bool {
+        try db.queryOne("SELECT 1 AS claimed FROM \(table) WHERE realm_id = ? AND key_hash = ? AND expires_at > ?",
+                        .text(realmID), .blob(keyHash), .integer(now)) != nil
+    }
+
     /// How many expired rows the next claim should purge: `purgeBatchSize` at most once per
     /// `purgeIntervalSeconds` in this process, else 0.
     public func purgeBudget(now: Int64) -> Int {

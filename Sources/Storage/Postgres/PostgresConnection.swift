@@ -98,6 +98,50 @@ final class PostgresConnection {
         // NOTICEs (e.g. "relation already exists, skipping") would otherwise go to stderr.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
         handle = connection
+        backend = try identifyBackend(connection)
+    }
+
+    /// The server session serving this connection: its process id and start time, which
+    /// together name it on any server (a process id alone may be reused, or exist on another
+    /// member after a failover).
+    struct Backend: Equatable {
+        let processID: Int64
+        let startMicroseconds: Int64
+    }
+
+    /// The session of the current handle; kept when a COMMIT's answer is lost, to learn when
+    /// that session has ended (`hasEnded`).
+    private(set) var backend: Backend?
+    /// The session that was running the COMMIT whose answer was lost, if the last transaction's was.
+    private(set) var backendOfLostCommit: Backend?
+
+    private static let backendSQL = """
+        SELECT pid, (extract(epoch FROM backend_start) * 1000000)::bigint AS started
+        FROM pg_stat_activity WHERE pid = pg_backend_pid()
+        """
+
+    /// One round trip per connection opened.
+    private func identifyBackend(_ connection: OpaquePointer) throws(StorageError) -> Backend {
+        roundTrips += 1
+        let result = PQexec(connection, Self.backendSQL)
+        defer { PQclear(result) }
+        try check(result, handle: connection, sql: Self.backendSQL)
+        guard let result, PQntuples(result) == 1,
+              let processID = Int64(String(cString: PQgetvalue(result, 0, 0))),
+              let started = Int64(String(cString: PQgetvalue(result, 0, 1))) else {
+            throw StorageError.connectionLost("the server did not name its session", sql: Self.backendSQL)
+        }
+        return Backend(processID: processID, startMicroseconds: started)
+    }
+
+    /// Whether `session` has ended: it no longer exists on the server this connection reaches
+    /// now (re-opened if needed). A session still running may yet commit, so a lost COMMIT's
+    /// outcome is read only once its session is gone; on another server (after a failover)
+    /// it never existed.
+    func hasEnded(_ session: Backend) throws(StorageError) -> Bool {
+        let rows = try query("SELECT 1 AS running FROM pg_stat_activity WHERE pid = ? AND (extract(epoch FROM backend_start) * 1000000)::bigint = ?",
+                             [.integer(session.processID), .integer(session.startMicroseconds)])
+        return rows.isEmpty
     }
 
     /// The live handle; re-opens a connection that broke since its last use.
@@ -460,6 +504,7 @@ final class PostgresConnection {
     private func attempt<T>(_ kind: TransactionKind, _ mode: WriteMode, _ body: (any SQLExecutor) throws -> T,
                             mayReconnect: Bool) throws -> T {
         commitSent = false
+        backendOfLostCommit = nil
         _ = try liveHandle(sql: kind.beginSQL)
         queued = [.plain(kind.beginSQL)]
         beginQueued = true
@@ -519,6 +564,7 @@ final class PostgresConnection {
             commitSent = true
             for case let result? in try send([.plain("COMMIT")]) { PQclear(result) }
         } catch {
+            if !isConnected { backendOfLostCommit = backend }
             rollback()
             if needsReplay, isConnected { throw ReplayGuarded() }
             throw error

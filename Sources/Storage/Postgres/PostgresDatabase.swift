@@ -24,7 +24,9 @@ import Foundation
 ///   run again on a new connection, pausing between tries, for up to `reconnectDeadlineSeconds`
 ///   (a planned switchover then costs clients a short wait, not a 503). Only then does the
 ///   call fail with `.unavailable`. A transaction whose connection was lost after its COMMIT
-///   was sent may have committed: it is not run again.
+///   was sent may have committed: a write given a `LostCommitCheck` waits until its old
+///   session has ended, reads whether it committed, and answers with its result or runs again;
+///   any other write fails with `.unavailable` (the outcome is unknown).
 ///
 /// SQL is translated from the modules' SQLite-flavoured dialect by `PostgresDialect`.
 public final class PostgresDatabase: Database {
@@ -79,7 +81,7 @@ public final class PostgresDatabase: Database {
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
         try await pool.withConnection { connection in
             // A read commits nothing: it can always run again.
-            try self.rerunningAfterLostConnection(mayHaveCommitted: { false }) {
+            try self.rerunningAfterLostConnection(connection, ifCommitLost: .rerun) {
                 try connection.transaction(.readOnlySnapshot, body)
             }
         }
@@ -103,17 +105,37 @@ public final class PostgresDatabase: Database {
     @discardableResult
     public func write<T: Sendable>(isolation: WriteIsolation,
                                    _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
-        try await write(isolation == .serializable ? .serializable : .readCommitted, body)
+        try await write(isolation == .serializable ? .serializable : .readCommitted, lostCommitCheck: nil, body)
     }
 
-    private func write<T: Sendable>(_ kind: PostgresConnection.TransactionKind,
+    /// A write whose lost COMMIT is resolved by reading, not answered `.unavailable` (see `Database`).
+    @discardableResult
+    public func write<T: Sendable>(isolation: WriteIsolation, lostCommitCheck: @escaping LostCommitCheck<T>,
+                                   _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
+        try await write(isolation == .serializable ? .serializable : .readCommitted, lostCommitCheck: lostCommitCheck, body)
+    }
+
+    private func write<T: Sendable>(_ kind: PostgresConnection.TransactionKind, lostCommitCheck: LostCommitCheck<T>?,
                                     _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
         try await pool.withConnection { connection in
             var attempt = 1
             while true {
+                // What the body of the attempt that sent its COMMIT returned: the check's input.
+                var answer: T?
+                let ifCommitLost: LostCommit<T> = lostCommitCheck.map { check in
+                    .resolve { connection in
+                        guard let value = answer else { return nil }
+                        return try connection.transaction(.readOnlySnapshot) { try check(value, $0) } ? value : nil
+                    }
+                } ?? .fail
                 do {
-                    return try self.rerunningAfterLostConnection(mayHaveCommitted: { connection.commitSent }) {
-                        try connection.transaction(kind, body)
+                    return try self.rerunningAfterLostConnection(connection, ifCommitLost: ifCommitLost) {
+                        answer = nil
+                        return try connection.transaction(kind) { db in
+                            let value = try body(db)
+                            answer = value
+                            return value
+                        }
                     }
                 } catch let error as StorageError where Self.isRetryable(error) && attempt < Self.maxWriteAttempts {
                     // A random pause on this connection's thread (never the cooperative pool),
@@ -126,27 +148,75 @@ public final class PostgresDatabase: Database {
         }
     }
 
+    /// What a transaction whose connection was lost after its COMMIT was sent does next.
+    enum LostCommit<T> {
+        /// Runs again: it changed nothing (a read).
+        case rerun
+        /// Fails with `.unavailable`: whether it committed is unknown (a write without a check).
+        case fail
+        /// Reads, on a connection to the database as it is now, whether it committed: the
+        /// value to answer with when it did, nil when it did not (it then runs again).
+        case resolve((PostgresConnection) throws -> T?)
+    }
+
     /// Runs `transaction` (on the borrowed connection's own thread) and, while it fails with
-    /// `.unavailable` and `mayHaveCommitted` says it committed nothing, runs it again after a
-    /// pause (the next try re-opens the connection, which a multi-host URL points at the new
-    /// primary), until `reconnectDeadlineSeconds` after the first failure; then the last error.
-    func rerunningAfterLostConnection<T>(mayHaveCommitted: () -> Bool, _ transaction: () throws -> T) throws -> T {
+    /// `.unavailable`, runs it again after a pause (the next try re-opens the connection, which a
+    /// multi-host URL points at the new primary), until `reconnectDeadlineSeconds` after the
+    /// first failure; then the last error. A transaction that had sent its COMMIT is run again
+    /// only when it did not commit: `ifCommitLost` says how to tell.
+    func rerunningAfterLostConnection<T>(_ connection: PostgresConnection, ifCommitLost: LostCommit<T>,
+                                         _ transaction: () throws -> T) throws -> T {
         var deadline: UInt64?
         var pause = Self.firstReconnectPauseMicroseconds
+        /// Pauses before the next try on a new connection; false (no pause) when it would end past the deadline.
+        func pauseBeforeNextTry() -> Bool {
+            let now = DispatchTime.now().uptimeNanoseconds
+            let end = deadline ?? now + UInt64(Self.reconnectDeadlineSeconds * 1_000_000_000)
+            deadline = end
+            guard now + UInt64(pause) * 1_000 < end else { return false }
+            usleep(pause)
+            pause = min(pause * 2, Self.maxReconnectPauseMicroseconds)
+            return true
+        }
         while true {
             do {
                 return try transaction()
             } catch let error as StorageError where error.code == .unavailable {
-                guard !mayHaveCommitted() else {
-                    connectionLosses.countUnknownOutcome()
-                    throw error
+                if connection.commitSent {
+                    switch ifCommitLost {
+                    case .rerun:
+                        break
+                    case .fail:
+                        connectionLosses.countUnknownOutcome()
+                        throw error
+                    case .resolve(let committedValue):
+                        guard let session = connection.backendOfLostCommit else {
+                            connectionLosses.countUnknownOutcome()
+                            throw error
+                        }
+                        // Until the lost session has ended it may still commit; then one read decides.
+                        resolving: while true {
+                            guard pauseBeforeNextTry() else {
+                                connectionLosses.countUnknownOutcome()
+                                throw error
+                            }
+                            do {
+                                guard try connection.hasEnded(session) else { continue }
+                                if let value = try committedValue(connection) {
+                                    connectionLosses.countResolved(committed: true)
+                                    return value
+                                }
+                                connectionLosses.countResolved(committed: false)
+                                break resolving
+                            } catch let error as StorageError where error.code == .unavailable {
+                                continue
+                            }
+                        }
+                        connectionLosses.countRerun()
+                        continue
+                    }
                 }
-                let now = DispatchTime.now().uptimeNanoseconds
-                let end = deadline ?? now + UInt64(Self.reconnectDeadlineSeconds * 1_000_000_000)
-                deadline = end
-                guard now + UInt64(pause) * 1_000 < end else { throw error }
-                usleep(pause)
-                pause = min(pause * 2, Self.maxReconnectPauseMicroseconds)
+                guard pauseBeforeNextTry() else { throw error }
                 connectionLosses.countRerun()
             }
         }
@@ -163,14 +233,14 @@ public final class PostgresDatabase: Database {
         let plan = try MigrationPlan(migrations)
         let lockKey = Self.migrationLockKey
         // READ COMMITTED, so statements after the lock see what a node that held it before committed.
-        try await write(.readCommitted) { executor in
+        try await write(.readCommitted, lostCommitCheck: nil) { executor in
             _ = try executor.query("SELECT pg_advisory_xact_lock(?)", [.integer(lockKey)])
             try executor.execute(MigrationPlan.createTableSQL, [])
             try plan.checkNoUnknownVersions(in: executor)
         }
         for step in plan.steps {
             let appliedAt = now().unixSeconds
-            _ = try await write(.readCommitted) { executor in
+            _ = try await write(.readCommitted, lostCommitCheck: nil) { executor in
                 _ = try executor.query("SELECT pg_advisory_xact_lock(?)", [.integer(lockKey)])
                 return try MigrationPlan.apply(step, on: executor, appliedAt: appliedAt)
             }

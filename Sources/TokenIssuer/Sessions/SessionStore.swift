@@ -93,6 +93,17 @@ public struct SessionStore: Sendable {
                         refreshToken: prepared.refreshToken, nonce: prepared.nonce, at: prepared.at)
     }
 
+    /// Whether `prepared`'s session is stored: how a login whose COMMIT went unanswered learns
+    /// whether it committed (the session id is random, so only that login could have stored it).
+    public static func isStored(_ prepared: PreparedSession, in db: any SQLExecutor) throws -> Bool {
+        try db.queryOne("SELECT 1 AS stored FROM sessions WHERE id = ?", .text(prepared.sessionID)) != nil
+    }
+
+    /// Whether the session is revoked (read by a code exchange whose COMMIT went unanswered).
+    public static func isRevoked(sessionID: String, in db: any SQLExecutor) throws -> Bool {
+        try db.queryOne("SELECT 1 AS revoked FROM sessions WHERE id = ? AND revoked_at IS NOT NULL", .text(sessionID)) != nil
+    }
+
     /// The refresh transaction's one read: the token and its session with its account's and its
     /// client's standing, joined through the fragments Realms publishes for them.
     private static let refreshLookupSQL = """
@@ -122,7 +133,9 @@ public struct SessionStore: Sendable {
             // READ COMMITTED on PostgreSQL: single use rests on the conditional UPDATE below (a
             // concurrent rotation makes it change no row, which is reuse), not on SERIALIZABLE,
             // whose index-page locks made refreshes of unrelated sessions fail each other.
-            step = try await database.write(isolation: .readCommitted) { db -> RefreshStep in
+            step = try await database.write(isolation: .readCommitted, lostCommitCheck: { step, db in
+                try Self.committed(step, presented: presented, replacementHash: replacementHash, in: db)
+            }) { db -> RefreshStep in
                 guard let row = try db.queryOne(Self.refreshLookupSQL, .blob(presented)) else {
                     return .refused(.invalidGrant)
                 }
@@ -207,6 +220,25 @@ public struct SessionStore: Sendable {
             } catch {
                 throw TokenError(.storageFailure)
             }
+        }
+    }
+
+    /// Whether the refresh transaction that answered `step` committed, read after its COMMIT went
+    /// unanswered (a failover): a rotation by the replacement token it stored (random, so only
+    /// this refresh could have), a detected reuse by the revocation. Without this the client's
+    /// retry would present a token that was in fact rotated, and revoke its own session as reuse.
+    private static func committed(_ step: RefreshStep, presented: [UInt8], replacementHash: [UInt8],
+                                  in db: any SQLExecutor) throws -> Bool {
+        switch step {
+        case .rotated:
+            return try db.queryOne("SELECT 1 AS stored FROM refresh_tokens WHERE token_hash = ?", .blob(replacementHash)) != nil
+        case .refused(.reuseDetected):
+            return try db.queryOne("""
+                SELECT 1 AS revoked FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+                WHERE r.token_hash = ? AND s.revoked_at IS NOT NULL
+                """, .blob(presented)) != nil
+        case .refused:
+            return true  // nothing was written
         }
     }
 

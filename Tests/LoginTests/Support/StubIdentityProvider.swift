@@ -83,4 +83,8 @@ struct StubReplayClaim: ReplayClaim {
     var statement: (sql: String, parameters: [SQLValue])? {
         ("INSERT INTO stub_token_replays (token) VALUES (?) ON CONFLICT (token) DO NOTHING RETURNING token", [.text(token)])
     }
+
+    func isRecorded(in db: any SQLExecutor) throws -> Bool {
+        try db.queryOne("SELECT 1 AS used FROM stub_token_replays WHERE token = ?", .text(token)) != nil
+    }
 }
