@@ -336,6 +336,7 @@ class PostgresCluster:
         self.port = free_port()
         self.postmaster = None
         self.watchdog = None
+        self.standby = None  # (data folder, port, postmaster pid) of `add_synchronous_standby`
 
     def _run(self, *argv, as_postgres=True):
         # Output to a file, not a pipe: `pg_ctl start` leaves a server behind that may hold it.
@@ -370,6 +371,34 @@ class PostgresCluster:
         log(f"PostgreSQL {os.path.basename(os.path.dirname(self.bin))} on 127.0.0.1:{self.port}"
             f" ({time.monotonic() - started:.1f}s)")
 
+    def add_synchronous_standby(self):
+        """A streaming standby on a second port that every commit waits for: what Patroni's
+        `synchronous_mode: true` runs (docs/ha/patroni.yml), to measure its cost per request.
+        Base backup of the running primary, then `synchronous_standby_names = '*'`; returns
+        once the standby is the synchronous one. On this one machine the standby's work
+        competes for the same cores (its CPU is reported beside the primary's)."""
+        data, port = os.path.join(self.folder, "standby"), free_port()
+        self._run(f"{self.bin}/pg_basebackup", "-h", "127.0.0.1", "-p", str(self.port), "-U", self.USER, "-D", data,
+                  "-R", "-X", "stream", "-c", "fast")
+        self._run(f"{self.bin}/pg_ctl", "-D", data, "-l", os.path.join(self.folder, "standby.log"), "-o",
+                  f"-p {port} -k {self.folder} -c listen_addresses=127.0.0.1", "-w", "-t", "60", "start")
+        with open(os.path.join(data, "postmaster.pid")) as f:
+            self.standby = (data, port, int(f.readline()))
+        # The watchdog of `start` knows only the primary: one more for the standby.
+        script = (f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; "
+                  f"{' '.join(self.as_postgres)} {self.bin}/pg_ctl -D {data} -m immediate -w stop")
+        subprocess.Popen(["setsid", "sh", "-c", script], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+        for sql in ("ALTER SYSTEM SET synchronous_standby_names = '*'", "SELECT pg_reload_conf()"):
+            self._run("psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", self.USER, "-d", "postgres", "-q",
+                      "-v", "ON_ERROR_STOP=1", "-c", sql, as_postgres=False)
+        deadline = time.monotonic() + 60
+        while "sync" not in self.query_text("SELECT sync_state FROM pg_stat_replication").split():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the standby did not become synchronous within 60 s")
+            time.sleep(0.2)  # polling for the replication state
+        log(f"synchronous standby on 127.0.0.1:{port}")
+
     @property
     def url(self):
         return f"postgres://{self.USER}@127.0.0.1:{self.port}/{self.DATABASE}"
@@ -384,6 +413,9 @@ class PostgresCluster:
 
     def cpu_seconds(self):
         return process_tree_cpu_seconds(self.postmaster) if self.postmaster else 0
+
+    def standby_cpu_seconds(self):
+        return process_tree_cpu_seconds(self.standby[2]) if self.standby else 0
 
     # What the herald database has done so far: statements the nodes sent (top level, from
     # pg_stat_statements), foreign-key checks that locked a `realms` row (nested), transactions
@@ -419,12 +451,14 @@ class PostgresCluster:
         self.psql("ANALYZE;\n")
 
     def stop(self):
-        if os.path.exists(os.path.join(self.data, "postmaster.pid")):
-            try:
-                self._run(f"{self.bin}/pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop")
-            except RuntimeError as error:
-                log(f"  stopping PostgreSQL: {error}")
-        self.postmaster = None
+        # The primary first: stopping it waits for its standby to receive the shutdown checkpoint.
+        for data in [self.data] + ([self.standby[0]] if self.standby else []):
+            if os.path.exists(os.path.join(data, "postmaster.pid")):
+                try:
+                    self._run(f"{self.bin}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop")
+                except RuntimeError as error:
+                    log(f"  stopping PostgreSQL: {error}")
+        self.postmaster = self.standby = None
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -495,8 +529,9 @@ class NodeGroup(Endpoint):
 
     count = 2  # the documented nginx configuration has two upstream servers
 
-    def __init__(self, binary, folder, apple_url):
+    def __init__(self, binary, folder, apple_url, synchronous_standby=False):
         self.postgres = PostgresCluster()
+        self.synchronous_standby = synchronous_standby
         # One admin token and one master key for every node (README: "Running several nodes").
         self.admin_token = secrets.token_urlsafe(32)
         self.master_key = secrets.token_hex(32)
@@ -506,6 +541,8 @@ class NodeGroup(Endpoint):
 
     def start(self):
         self.postgres.start()
+        if self.synchronous_standby:
+            self.postgres.add_synchronous_standby()
         # The nodes' public URL is nginx's (one issuer for every node), so nginx's port is
         # chosen before the nodes start.
         ports = [free_port() for _ in range(self.count)]
@@ -548,7 +585,10 @@ class NodeGroup(Endpoint):
         return sum(node.cpu_seconds() for node in self.nodes)
 
     def side_cpu_seconds(self):
-        return {"nginx": self.nginx.cpu_seconds(), "PostgreSQL": self.postgres.cpu_seconds()}
+        side = {"nginx": self.nginx.cpu_seconds(), "PostgreSQL": self.postgres.cpu_seconds()}
+        if self.synchronous_standby:
+            side["standby"] = self.postgres.standby_cpu_seconds()
+        return side
 
     def counters(self):
         counters = self.postgres.counters()
@@ -1095,7 +1135,7 @@ class Bench:
         if single:
             single.stop()   # the SQLite server would compete for the cores
         log("== returning users on 2 nodes + PostgreSQL behind nginx")
-        self.group = NodeGroup(self.args.herald, self.folder, self.apple.url)
+        self.group = NodeGroup(self.args.herald, self.folder, self.apple.url, self.args.pg_standby == "sync")
         self.group.start()
         self.group.configure()
         pool = 1000
@@ -1110,10 +1150,12 @@ class Bench:
         seeded, self.seeded, self.herald = getattr(self, "seeded", pool), pool, self.group
         # Refresh tokens of this database, not of the SQLite one.
         single_bank, self.refresh_bank = self.refresh_bank, []
+        standby = " + sync standby" if self.args.pg_standby == "sync" else ""
         try:
             for connections in self.args.connections:
-                self.returning(connections, "1b login, returning, 2 nodes + PostgreSQL (nginx)", strict_warmup=False)
-                self.refresh(connections, "token", "3c /token refresh, 2 nodes + PostgreSQL (nginx)", strict_warmup=False)
+                self.returning(connections, f"1b login, returning, 2 nodes + PostgreSQL{standby} (nginx)", strict_warmup=False)
+                self.refresh(connections, "token", f"3c /token refresh, 2 nodes + PostgreSQL{standby} (nginx)",
+                             strict_warmup=False)
             if os.environ.get("BENCH_PG_STATEMENTS"):
                 # Profiling aid: every statement the nodes sent, and the foreign-key checks and
                 # other statements run inside them, most called first.
@@ -1347,6 +1389,9 @@ def main():
                         help="open-loop offered rate as a fraction of the closed-loop maximum (default 0.5)")
     parser.add_argument("--open-connections", type=int, default=64,
                         help="connections the open-loop generator keeps (default 64)")
+    parser.add_argument("--pg-standby", choices=("none", "sync"), default="none",
+                        help="returning-2node-pg with a streaming synchronous standby (Patroni's synchronous_mode),"
+                             " to measure what it costs per request (docs/high-availability.md)")
     parser.add_argument("--results", default=os.path.join(ROOT, "bench/RESULTS.md"))
     parser.add_argument("--no-record", action="store_true", help="print only; don't append to RESULTS.md")
     args = parser.parse_args()
