@@ -21,6 +21,11 @@ public protocol SQLExecutor {
     /// rows). PostgreSQL sends them, with what is deferred, in one round trip; SQLite runs them
     /// one by one. For a body whose next statements do not depend on each other's answers.
     func queryBatch(_ statements: [(sql: String, parameters: [SQLValue])]) throws(StorageError) -> [[Row]]
+    /// Runs a read whose rows the body does not need before it returns (an answer's profile):
+    /// PostgreSQL sends it after what is deferred before it, with the body's next statement or
+    /// with COMMIT, in one round trip, so it sees the transaction's own writes; SQLite runs it at
+    /// once. The rows are there once the transaction has run it: read them after the write returns.
+    func queryDeferred(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> DeferredRows
 }
 
 extension SQLExecutor {
@@ -44,6 +49,11 @@ extension SQLExecutor {
         var rows: [[Row]] = []
         for statement in statements { rows.append(try query(statement.sql, statement.parameters)) }
         return rows
+    }
+
+    /// See the requirement; by default the read runs at once.
+    public func queryDeferred(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> DeferredRows {
+        DeferredRows(try query(sql, parameters))
     }
 
     /// See the requirement.

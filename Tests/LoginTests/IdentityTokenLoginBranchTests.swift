@@ -47,7 +47,7 @@ struct IdentityTokenLoginBranchTests {
         #expect(try await fixture.events(.loginSucceeded).map(\.reason) == ["existing", "created"])
     }
 
-    @Test("branch A: a returning login waits for 3 round trips on PostgreSQL, its first reads and claim in one")
+    @Test("branch A: a returning login waits for 2 round trips on PostgreSQL, its first reads and claim in one, its writes and profile with COMMIT")
     func returningLoginRoundTrips() async throws {
         let fixture = try await LoginFixture(.postgres)
         let postgres = try #require(fixture.database as? PostgresDatabase)
@@ -58,8 +58,8 @@ struct IdentityTokenLoginBranchTests {
         let result = try await fixture.login.login(fixture.request("t-again"))
         #expect(!result.isNewUser)
         // BEGIN + settings stamp + failure count + claim + the account by identity + the signing
-        // key; the account's identities (its profile); the session, token and event with COMMIT.
-        #expect(postgres.roundTrips.total - before == 3)
+        // key; then the session, token and event, the account's identities (its profile) and COMMIT.
+        #expect(postgres.roundTrips.total - before == 2)
         // The claim committed: the token is now a replay.
         #expect(await fixture.refusal(of: fixture.request("t-again"))
             == LoginError(.invalidIdentityToken, providerReason: LoginError.replayedReason))

@@ -58,6 +58,20 @@ struct LostCommitTests {
         }
     }
 
+    @Test("a read deferred to the lost COMMIT is answered after the commit is found: the value is whole")
+    func deferredReadOfALostCommitIsAnswered() async throws {
+        try await Self.withMarks { database, target in
+            let trap = try await LostCommitTrap.arm(.committed, onInsertInto: "marks", of: target)
+            let attempts = Atomic<Int>(0)
+            let (mark, read) = try await database.write(isolation: .readCommitted, lostCommitCheck: { try Self.check($0.0, $1) }) { db in
+                (try Self.insertMark(db, attempts: attempts), try db.queryDeferred("SELECT mark FROM marks", []))
+            }
+            #expect(try await trap.finish() == 1)
+            #expect(try read.rows().map { try $0.string("mark") } == [mark])
+            #expect(database.connectionLosses.lostCommitsFoundCommitted == 1)
+        }
+    }
+
     @Test("a COMMIT that failed with its connection runs the body again, and its value is what committed")
     func notCommittedRunsAgain() async throws {
         try await Self.withMarks { database, target in

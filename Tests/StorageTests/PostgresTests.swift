@@ -260,6 +260,24 @@ struct PostgresTests {
         }
     }
 
+    @Test func deferredReadSeesTheWritesBeforeItAndTravelsWithCommit() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let connection = try PostgresConnection(url: url)
+            _ = try connection.transaction(.readCommitted) { try $0.execute("CREATE TABLE t (v INTEGER PRIMARY KEY)") }
+            let before = connection.roundTrips
+            let read = try connection.transaction(.readCommitted) { executor in
+                for value in 1...2 { try executor.executeDeferred("INSERT INTO t (v) VALUES (?)", .integer(Int64(value))) }
+                let read = try executor.queryDeferred("SELECT v FROM t ORDER BY v", [])
+                // Not run yet: it goes with COMMIT.
+                #expect(throws: StorageError.self) { try read.rows() }
+                return read
+            }
+            #expect(connection.roundTrips - before == 1)  // BEGIN, the INSERTs, the read and COMMIT, pipelined
+            #expect(try read.rows().map { try $0.int("v") } == [1, 2])
+            connection.close()
+        }
+    }
+
     @Test func deferredWritesTravelWithCommitInOneRoundTrip() async throws {
         try await TestPostgres.shared().withDatabase { url in
             let connection = try PostgresConnection(url: url)

@@ -16,4 +16,22 @@ public struct AccountProfile: Sendable, Equatable {
         AccountProfile(account: account,
                        identities: try AccountStore.identities(db, realmID: account.realmId, accountID: account.id))
     }
+
+    /// The same profile, its identities read as the caller's write transaction leaves them,
+    /// with its COMMIT (`SQLExecutor.queryDeferred`: no round trip of its own on PostgreSQL).
+    public static func loadDeferred(_ db: any SQLExecutor, account: Account) throws -> Deferred {
+        let statement = AccountStore.identitiesStatement(realmID: account.realmId, accountID: account.id)
+        return Deferred(account: account, identities: try db.queryDeferred(statement.sql, statement.parameters))
+    }
+
+    /// A profile whose identities are read with its transaction's COMMIT.
+    public struct Deferred: Sendable {
+        let account: Account
+        let identities: DeferredRows
+
+        /// The profile, once the transaction has committed.
+        public func profile() throws -> AccountProfile {
+            AccountProfile(account: account, identities: try AccountStore.identities(fromRows: identities.rows()))
+        }
+    }
 }

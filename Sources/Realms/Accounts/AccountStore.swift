@@ -299,8 +299,18 @@ public struct AccountStore: Sendable {
 
     /// An account's identities, oldest first.
     public static func identities(_ db: any SQLExecutor, realmID: String, accountID: String) throws -> [Identity] {
-        try db.query("SELECT * FROM identities WHERE realm_id = ? AND account_id = ? ORDER BY linked_at, provider, open_id",
-                     .text(realmID), .text(accountID)).map { row in
+        let statement = identitiesStatement(realmID: realmID, accountID: accountID)
+        return try identities(fromRows: db.query(statement.sql, statement.parameters))
+    }
+
+    /// The read of `identities(_:realmID:accountID:)`, for a caller that defers it.
+    static func identitiesStatement(realmID: String, accountID: String) -> (sql: String, parameters: [SQLValue]) {
+        ("SELECT * FROM identities WHERE realm_id = ? AND account_id = ? ORDER BY linked_at, provider, open_id",
+         [.text(realmID), .text(accountID)])
+    }
+
+    static func identities(fromRows rows: [Row]) throws -> [Identity] {
+        try rows.map { row in
             Identity(realmId: try row.string("realm_id"), provider: try row.string("provider"),
                      openId: try row.string("open_id"), accountId: try row.string("account_id"),
                      email: try row.optionalString("email"), linkedAt: try row.int("linked_at"),

@@ -187,6 +187,26 @@ final class PostgresConnection {
         queued.append(try command(sql, parameters))
     }
 
+    /// Queues a read for the next round trip in an optimistic write (see
+    /// `SQLExecutor.queryDeferred`); runs it at once elsewhere.
+    func queryDeferred(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> DeferredRows {
+        guard writeMode == .optimistic else { return DeferredRows(try query(sql, parameters)) }
+        let rows = DeferredRows()
+        deferredReads[queued.count] = rows
+        queued.append(try command(sql, parameters))
+        readsOfAttempt.append((rows, sql, parameters))
+        return rows
+    }
+
+    /// Runs again, in the current transaction, the deferred reads of the last attempt that
+    /// were never answered: its COMMIT's answer was lost, and a read of the database as it
+    /// is now found that it committed (`PostgresDatabase`'s lost-commit resolution).
+    func answerUnansweredReads() throws(StorageError) {
+        for (rows, sql, parameters) in readsOfAttempt where !rows.isFilled {
+            rows.fill(try query(sql, parameters))
+        }
+    }
+
     /// Runs one statement and returns its rows.
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [Row] {
         let result = try run(sql, parameters)
@@ -252,6 +272,10 @@ final class PostgresConnection {
     /// first statement (`beginQueued`), then deferred writes (`executeDeferred`). Whatever
     /// runs next is sent with them, COMMIT included.
     private var queued: [PostgresCommand] = []
+    /// The deferred reads among `queued`, by position: filled when their round trip is answered.
+    private var deferredReads: [Int: DeferredRows] = [:]
+    /// Every deferred read of the current (or last) write attempt, with its statement.
+    private var readsOfAttempt: [(rows: DeferredRows, sql: String, parameters: [SQLValue])] = []
     private var beginQueued = false
     /// Set when the connection was found lost by the round trip that carried BEGIN (an idle
     /// connection whose server restarted): nothing of the transaction ran, so it runs again on
@@ -369,6 +393,8 @@ final class PostgresConnection {
     private func send(_ finals: [PostgresCommand]) throws(StorageError) -> [OpaquePointer?] {
         var commands = queued
         queued.removeAll()
+        let reads = deferredReads
+        deferredReads.removeAll()
         let sendsBegin = beginQueued
         beginQueued = false
         commands += finals
@@ -403,6 +429,7 @@ final class PostgresConnection {
                 throw error
             }
         }
+        for (index, rows) in reads { if let result = results[index] { rows.fill(Self.rows(of: result)) } }
         for case let result? in results.dropLast(finals.count) { PQclear(result) }
         return Array(results.suffix(finals.count))
     }
@@ -505,6 +532,8 @@ final class PostgresConnection {
                             mayReconnect: Bool) throws -> T {
         commitSent = false
         backendOfLostCommit = nil
+        // A read-only transaction keeps them: it may be the one that answers them (`answerUnansweredReads`).
+        if mode != .readOnly { readsOfAttempt.removeAll() }
         _ = try liveHandle(sql: kind.beginSQL)
         queued = [.plain(kind.beginSQL)]
         beginQueued = true
@@ -576,6 +605,7 @@ final class PostgresConnection {
     private func discardQueued() {
         for case .prepareAndRun(_, let key) in queued.map(\.form) { prepared[key] = nil }
         queued.removeAll()
+        deferredReads.removeAll()
         beginQueued = false
     }
 
@@ -697,6 +727,10 @@ struct PostgresExecutor: SQLExecutor {
 
     func queryBatch(_ statements: [(sql: String, parameters: [SQLValue])]) throws(StorageError) -> [[Row]] {
         try connection.queryBatch(statements)
+    }
+
+    func queryDeferred(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> DeferredRows {
+        try connection.queryDeferred(sql, parameters)
     }
 }
 

@@ -125,7 +125,12 @@ public final class PostgresDatabase: Database {
                 let ifCommitLost: LostCommit<T> = lostCommitCheck.map { check in
                     .resolve { connection in
                         guard let value = answer else { return nil }
-                        return try connection.transaction(.readOnlySnapshot) { try check(value, $0) } ? value : nil
+                        return try connection.transaction(.readOnlySnapshot) { db in
+                            // What the lost COMMIT's pipeline would have read, read now.
+                            guard try check(value, db) else { return false }
+                            try connection.answerUnansweredReads()
+                            return true
+                        } ? value : nil
                     }
                 } ?? .fail
                 do {

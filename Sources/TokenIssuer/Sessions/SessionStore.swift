@@ -336,7 +336,7 @@ public struct SessionStore: Sendable {
                                  answer: SessionAnswer) throws -> SigningMaterial {
         switch answer {
         case .firstParty:
-            SigningMaterial(key: key, account: account, answer: answer, profile: try AccountProfile.load(db, account: account))
+            SigningMaterial(key: key, account: account, answer: answer, profile: try AccountProfile.loadDeferred(db, account: account))
         case .tokenEndpoint:
             SigningMaterial(key: key, account: account, answer: answer, profile: nil)
         }

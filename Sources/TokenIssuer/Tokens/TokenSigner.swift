@@ -67,7 +67,7 @@ public final class TokenSigner: Sendable {
         return IssuedTokens(sessionID: session.id, accountID: session.accountID, accessToken: accessToken,
                             expiresIn: accessTTL, refreshToken: refreshToken,
                             refreshExpiresIn: Int(max(0, session.expiresAt - at)), scope: scope, idToken: idToken,
-                            profile: material.profile)
+                            profile: try material.profile?.profile())
     }
 
     private func privateKey(_ key: SealedSigningKey, realmID: String, at: Int64) throws -> PrivateKey {
@@ -81,6 +81,6 @@ struct SigningMaterial: Sendable {
     let key: SealedSigningKey
     let account: Account
     let answer: SessionAnswer
-    /// The first-party answer's account view, read in the session's transaction.
-    let profile: AccountProfile?
+    /// The first-party answer's account view, read with the session's transaction's COMMIT.
+    let profile: AccountProfile.Deferred?
 }
