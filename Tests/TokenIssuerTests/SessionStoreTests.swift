@@ -120,6 +120,18 @@ struct SessionStoreTests {
         #expect(claims.sessionID == issued.sessionID)
     }
 
+    @Test("a refresh is 2 round trips on PostgreSQL: its reads with the rotation, then its writes with COMMIT")
+    func refreshRoundTrips() async throws {
+        let fixture = try await TokenFixture(.postgres)
+        let postgres = try #require(fixture.database as? PostgresDatabase)
+        let issued = try await fixture.tokens.sessions.startSession(fixture.request(), in: fixture.database)
+        let before = postgres.roundTrips.total
+        let next = try await fixture.tokens.sessions.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web),
+                                                             refreshToken: issued.refreshToken, scope: nil, clientIP: "192.0.2.1")
+        #expect(postgres.roundTrips.total - before == 2)
+        #expect(next.sessionID == issued.sessionID)
+    }
+
     @Test("a reused refresh token revokes its family; the session id of a refresh token is found for /revoke", arguments: Backend.allCases)
     func reuseRevokesFamily(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)

@@ -276,6 +276,14 @@ public struct AccountStore: Sendable {
         ("SELECT * FROM accounts WHERE realm_id = ? AND id = ?", [.text(realmID), .text(id)])
     }
 
+    /// The read of the realm's account whose id `idQuery` selects (one column, at most one
+    /// row, from the caller's own tables), for a caller that sends it with the statements that
+    /// lead to the account, in one round trip.
+    public static func loadStatement(realmID: String, idSelectedBy idQuery: (sql: String, parameters: [SQLValue]))
+        -> (sql: String, parameters: [SQLValue]) {
+        ("SELECT * FROM accounts WHERE realm_id = ? AND id = (\(idQuery.sql))", [.text(realmID)] + idQuery.parameters)
+    }
+
     /// The account an identity is linked to, if any.
     public static func load(_ db: any SQLExecutor, realmID: String, provider: String, openID: String) throws -> Account? {
         let statement = loadStatement(realmID: realmID, provider: provider, openID: openID)

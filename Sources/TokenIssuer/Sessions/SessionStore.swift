@@ -136,57 +136,64 @@ public struct SessionStore: Sendable {
             step = try await database.write(isolation: .readCommitted, lostCommitCheck: { step, db in
                 try Self.committed(step, presented: presented, replacementHash: replacementHash, in: db)
             }) { db -> RefreshStep in
-                guard let row = try db.queryOne(Self.refreshLookupSQL, .blob(presented)) else {
-                    return .refused(.invalidGrant)
+                // One round trip on PostgreSQL: the token with its session, account and client
+                // standing; the conditional rotation (its row count decides single use); the
+                // account (read in this transaction so the response's user matches the tokens)
+                // and the realm's key. The rotation is made before the checks below: a refusal
+                // that must change nothing undoes it by throwing (`Undone`), so all rolls back.
+                let answers = try db.queryBatch([
+                    (Self.refreshLookupSQL, [.blob(presented)]),
+                    ("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL RETURNING rotated_at",
+                     [.integer(at), .blob(presented)]),
+                    AccountStore.loadStatement(realmID: realmID, idSelectedBy: (
+                        "SELECT s.account_id FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?",
+                        [.blob(presented)])),
+                    SealedSigningKey.activeStatement(realmID: realmID),
+                ])
+                let rotated = answers[1].count == 1
+                /// A refusal that leaves everything as it was.
+                func refused(_ code: TokenError.Code) throws -> RefreshStep {
+                    if rotated { throw Undone(code: code) }
+                    return .refused(code)
                 }
+                guard let row = answers[0].first else { return try refused(.invalidGrant) }
                 var session = try SessionSnapshot(row: row)
-                guard session.realmID == realmID else { return .refused(.invalidGrant) }
-                guard session.clientID == presenter.clientID else { return .refused(.clientMismatch) }
+                guard session.realmID == realmID else { return try refused(.invalidGrant) }
+                guard session.clientID == presenter.clientID else { return try refused(.clientMismatch) }
                 // Refusals about the client come before the token's own state, so none of them
                 // rotates or revokes anything.
                 guard let client = try ClientStanding(joinedRow: row), client.admits(sessionOf: session.clientInstanceID)
-                else { return .refused(.revoked) }
+                else { return try refused(.revoked) }
                 switch presenter {
                 case .authenticatedClient(let authenticated):
                     // Deleted and re-created between authentication and this read.
-                    guard authenticated.instanceID == client.instanceID else { return .refused(.clientMismatch) }
+                    guard authenticated.instanceID == client.instanceID else { return try refused(.clientMismatch) }
                 case .sessionAPI:
-                    guard client.usesSessionAPI else { return .refused(.clientNotAllowed) }
+                    guard client.usesSessionAPI else { return try refused(.clientNotAllowed) }
                 }
                 switch try AccountStanding(joinedRow: row) {
                 case .active: break
-                case .disabled: return .refused(.accountDisabled)
-                case .deleted: return .refused(.accountDeleted)
+                case .disabled: return try refused(.accountDisabled)
+                case .deleted: return try refused(.accountDeleted)
                 }
-                if try row.optionalInt("rotated_at") != nil {
-                    // Reuse: whoever holds the family's current token may be an attacker. The
-                    // revocation must commit, so it is returned, not thrown.
+                // Reuse: rotated before (the lookup saw it), or by a concurrent refresh (the
+                // rotation changed no row). Whoever holds the family's current token may be an
+                // attacker. The revocation must commit, so it is returned, not thrown.
+                guard try row.optionalInt("rotated_at") == nil, rotated else {
                     try Self.revoke(db, sessionID: session.id, reason: "reuse", at: at)
                     try Self.recordReuse(db, session: session, clientIP: clientIP, at: at)
                     return .refused(.reuseDetected)
                 }
-                if try row.optionalInt("revoked_at") != nil { return .refused(.revoked) }
-                if session.expiresAt <= at { return .refused(.expired) }
-                if let idleExpiresAt = session.idleExpiresAt, idleExpiresAt <= at { return .refused(.idleExpired) }
-                if try row.bool("ip_binding"), try row.string("client_ip") != clientIP { return .refused(.ipMismatch) }
+                if try row.optionalInt("revoked_at") != nil { return try refused(.revoked) }
+                if session.expiresAt <= at { return try refused(.expired) }
+                if let idleExpiresAt = session.idleExpiresAt, idleExpiresAt <= at { return try refused(.idleExpired) }
+                if try row.bool("ip_binding"), try row.string("client_ip") != clientIP { return try refused(.ipMismatch) }
                 let granted = client.capping(session.scope)
-                if let scope, !Set(scope).isSubset(of: granted) { return .refused(.invalidScope) }
-                // The condition makes rotation single-use even where the writer is not serial.
-                // The account and the realm's key travel with it (one round trip on PostgreSQL):
-                // read in this transaction so the response's user matches the tokens, and a
-                // failed read undoes the rotation instead of losing the app its new refresh token.
-                let answers = try db.queryBatch([
-                    ("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL RETURNING rotated_at",
-                     [.integer(at), .blob(presented)]),
-                    AccountStore.loadStatement(realmID: realmID, id: session.accountID),
-                    SealedSigningKey.activeStatement(realmID: realmID),
-                ])
-                guard answers[0].count == 1 else {
-                    try Self.revoke(db, sessionID: session.id, reason: "reuse", at: at)
-                    try Self.recordReuse(db, session: session, clientIP: clientIP, at: at)
-                    return .refused(.reuseDetected)
+                if let scope, !Set(scope).isSubset(of: granted) { return try refused(.invalidScope) }
+                guard let account = try answers[2].first.map(AccountStore.account(from:)) else {
+                    return try refused(.accountDeleted)
                 }
-                // Deferred (see startSession): they travel with the next read or COMMIT.
+                // Deferred (see startSession): they travel with COMMIT.
                 try db.executeDeferred("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
                                        .blob(replacementHash), .text(session.id), .integer(at))
                 // The capped scope is stored: scopes a client loses stay lost to its sessions
@@ -197,12 +204,11 @@ public struct SessionStore: Sendable {
                                        .integer(at), .text(granted.joined(separator: " ")),
                                        session.idleExpiresAt.map { .integer($0) } ?? .null, .text(session.id))
                 session.scope = granted
-                guard let account = try answers[1].first.map(AccountStore.account(from:)) else {
-                    return .refused(.accountDeleted)
-                }
-                return .rotated(session, try Self.material(db, key: try SealedSigningKey.active(fromRows: answers[2]),
+                return .rotated(session, try Self.material(db, key: try SealedSigningKey.active(fromRows: answers[3]),
                                                           account: account, answer: presenter.answer))
             }
+        } catch let undone as Undone {
+            step = .refused(undone.code)
         } catch let error as TokenError {
             throw error
         } catch let error as StorageError where error.isTemporary {
@@ -360,6 +366,11 @@ public struct SessionStore: Sendable {
 private enum RefreshStep: Sendable {
     case rotated(SessionSnapshot, SigningMaterial)
     case refused(TokenError.Code)
+}
+
+/// A refresh refused after its rotation was sent: thrown so the transaction rolls back.
+private struct Undone: Error {
+    let code: TokenError.Code
 }
 
 /// A refresh token's session as /revoke and /introspect see it. Never holds the token.
