@@ -180,9 +180,10 @@ struct OAuthDownstreamTests {
             let issuer = fixture.issuer
             let handle = fixture.downstreamState(for: "st-123")
             @Sendable func consume(_ db: any SQLExecutor) throws -> String {
-                try grants.completeDownstream(in: db, realmID: OAuthFixture.realm, issuer: issuer,
-                                              clientID: OAuthFixture.publicClient, downstreamState: handle, accountID: "acct-1",
-                                              authTime: 0).redirectURI
+                let completion = try grants.completeDownstream(in: db, realmID: OAuthFixture.realm, issuer: issuer,
+                                                               clientID: OAuthFixture.publicClient, downstreamState: handle,
+                                                               accountID: "acct-1", authTime: 0)
+                return completion.redirectURI
             }
             struct Undo: Error {}
             let consumed = Atomic<Bool>(false)

@@ -167,6 +167,49 @@ struct TwoNodeTests {
         }
     }
 
+    @Test("refreshes on node B start from its remembered realm and client, yet obey at once a secret rotated and a realm disabled through node A")
+    func rememberedRefreshSettingsAreCheckedInTheWrite() async throws {
+        try await TwoNodeFixture.with(realmFields: ["loginUrl": .string(OAuthFixture.loginURL)]) { nodes in
+            let created = try await nodes.a.admin("POST", "/api/admin/realms/acme/clients", json: [
+                "clientId": .string(OAuthFixture.confidentialClient), "name": "Backend", "confidential": true,
+                "redirectUris": [.string(OAuthFixture.redirect)], "allowedScopes": ["openid", "profile", "email"],
+            ])
+            try expectStatus(201, created)
+            let secret = created.string("clientSecret")
+            let onA = OAuthFixture(herald: nodes.a.herald, secret: secret, otherSecret: "")
+            let onB = OAuthFixture(herald: nodes.b.herald, secret: secret, otherSecret: "")
+            let code = try await onA.code(client: OAuthFixture.confidentialClient, accountID: try await onA.account())
+            let exchanged = try await onB.exchange(code, basic: (OAuthFixture.confidentialClient, secret))
+            try expectStatus(200, exchanged)
+            func refreshOnB(_ token: String, secret: String) async throws -> TestHTTPClient.Response {
+                try await onB.post("token", [("grant_type", "refresh_token"), ("refresh_token", token)],
+                                   basic: (OAuthFixture.confidentialClient, secret))
+            }
+            // Twice: the second starts from what B remembered of the first.
+            var refreshed = try await refreshOnB(exchanged.string("refresh_token"), secret: secret)
+            try expectStatus(200, refreshed)
+            refreshed = try await refreshOnB(refreshed.string("refresh_token"), secret: secret)
+            try expectStatus(200, refreshed)
+
+            let rotated = try await nodes.a.admin("POST", "/api/admin/realms/acme/clients/\(OAuthFixture.confidentialClient)/secret")
+            try expectStatus(200, rotated)
+            let oldSecret = try await refreshOnB(refreshed.string("refresh_token"), secret: secret)
+            #expect(oldSecret.status == 401, "\(oldSecret.status) \(oldSecret.text)")
+            #expect(oldSecret.json["error"] == "invalid_client")
+            refreshed = try await refreshOnB(refreshed.string("refresh_token"), secret: rotated.string("clientSecret"))
+            try expectStatus(200, refreshed)
+
+            // The session API's refresh too: B remembers the realm, A disables it.
+            let login = try await nodes.a.loginOK()
+            try expectStatus(200, await nodes.b.refresh(login["refreshToken"]?.stringValue ?? ""))
+            try expectStatus(200, await nodes.a.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false]))
+            let session = try await nodes.b.refresh(login["refreshToken"]?.stringValue ?? "")
+            #expect(session.status == 404, "\(session.status) \(session.text)")
+            let token = try await refreshOnB(refreshed.string("refresh_token"), secret: rotated.string("clientSecret"))
+            #expect(token.status == 404, "\(token.status) \(token.text)")
+        }
+    }
+
     @Test("a key rotated on node A is in node B's JWKS before A signs with it, and B accepts tokens signed with it")
     func keyRotationVisibleOnB() async throws {
         try await TwoNodeFixture.with { nodes in

@@ -9,6 +9,7 @@ import TokenIssuer
 /// authorize (code + PKCE), token, userinfo, revoke, introspect.
 struct OAuthRoutes: RouteGroup {
     let realms: RealmStore
+    let refreshSettings: RefreshSettingsMemory
     let clients: ClientAppStore
     let accounts: AccountStore
     let downstream: DownstreamAuthorizations
@@ -29,7 +30,8 @@ struct OAuthRoutes: RouteGroup {
             try await authorize.handle(request)
         })
         let authenticator = ClientAuthenticator(clients: clients)
-        let token = TokenEndpoint(realms: realms, authenticator: authenticator, codeExchange: codeExchange, sessions: sessions,
+        let token = TokenEndpoint(realms: realms, refreshSettings: refreshSettings, authenticator: authenticator,
+                                  codeExchange: codeExchange, sessions: sessions,
                                   requestLimiter: requestLimiter, clientAddresses: clientAddresses, logger: logger)
         router.add("POST", "/api/oauth/:realm/token", endpoint.handler { request in
             try await token.handle(request)

@@ -10,6 +10,7 @@ import Storage
 /// `refresh_token` grants for third-party backends, after client authentication.
 struct TokenEndpoint: Sendable {
     let realms: RealmStore
+    let refreshSettings: RefreshSettingsMemory
     let authenticator: ClientAuthenticator
     let codeExchange: AuthorizationCodeExchange
     let sessions: SessionStore
@@ -18,7 +19,12 @@ struct TokenEndpoint: Sendable {
     let logger: Logger
 
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let realm = try await realms.enabledRealm(request.parameter("realm")) else { throw APIError.notFound("Realm") }
+        // Remembered on this node, or read: a refresh's write checks it is still current, and
+        // a code exchange reads it again below.
+        guard let settings = try await refreshSettings.enabledRealm(request.parameter("realm"), in: realms) else {
+            throw APIError.notFound("Realm")
+        }
+        let realm = settings.realm
         do {
             // Counted before authentication, so guessing client secrets is limited too.
             let admitted: ClientAuthenticatedRequest
@@ -28,16 +34,20 @@ struct TokenEndpoint: Sendable {
             case .limited(let response): return response
             }
             let body = admitted.body, clientIP = admitted.clientIP
-            let client = try await authenticator.authenticate(realmID: realm.id, admitted.credentials)
             let issued: IssuedTokens
             switch body["grant_type"] {
             case "authorization_code"?:
+                // Decided on what is stored now: nothing in the exchange checks a remembered realm.
+                if !settings.isReadNow, try await realms.enabledRealm(realm.id) == nil { throw APIError.notFound("Realm") }
+                let client = try await authenticator.authenticate(realmID: realm.id, admitted.credentials)
                 issued = try await authorizationCode(body, realm: realm, client: client, clientIP: clientIP)
             case "refresh_token"?:
-                issued = try await refresh(body, realm: realm, client: client, clientIP: clientIP)
+                issued = try await refresh(body, settings: settings, credentials: admitted.credentials, clientIP: clientIP)
             case nil:
+                _ = try await authenticator.authenticate(realmID: realm.id, admitted.credentials)
                 throw GrantsError(.invalidRequest, "grant_type is required")
             default:
+                _ = try await authenticator.authenticate(realmID: realm.id, admitted.credentials)
                 throw GrantsError(.unsupportedGrantType, "grant_type must be authorization_code or refresh_token")
             }
             var object: [String: JSONValue] = [
@@ -77,20 +87,47 @@ struct TokenEndpoint: Sendable {
         }
     }
 
-    private func refresh(_ body: OAuthRequestBody, realm: Realm, client: ClientApp,
-                         clientIP: String) async throws -> IssuedTokens {
+    /// The refresh grant, from the realm and client this node remembers when it can (the
+    /// refresh's write checks the realm's stamp, and a changed realm starts once more from
+    /// what is stored).
+    private func refresh(_ body: OAuthRequestBody, settings: RefreshSettingsMemory.RememberedRealm,
+                         credentials: ClientCredentials, clientIP: String) async throws -> IssuedTokens {
+        var settings = settings
+        let client = try await authenticated(credentials, settings: settings)
         let refreshToken = try body.required("refresh_token")
         var scope: [String]?
         if let text = body["scope"] {
             guard let parsed = Scope.parse(text), !parsed.isEmpty else { throw GrantsError(.invalidScope, "scope is malformed") }
             scope = parsed
         }
-        do {
-            return try await sessions.refresh(realmID: realm.id, presenter: .authenticatedClient(client),
-                                            refreshToken: refreshToken, scope: scope, clientIP: clientIP)
-        } catch {
-            throw GrantsError(refreshFailure: error)
+        var presenter = RefreshPresenter.authenticatedClient(client)
+        var attempt = 1
+        while true {
+            do {
+                return try await sessions.refresh(realmID: settings.realm.id, presenter: presenter, refreshToken: refreshToken,
+                                                  scope: scope, clientIP: clientIP, settingsStamp: settings.stamp)
+            } catch let error where error.code == .settingsChanged && attempt == 1 {
+                guard let fresh = try await refreshSettings.enabledRealm(settings.realm.id, in: realms, fresh: true) else {
+                    throw APIError.notFound("Realm")
+                }
+                settings = fresh
+                presenter = .authenticatedClient(try await authenticated(credentials, settings: settings))
+                attempt += 1
+            } catch {
+                throw GrantsError(refreshFailure: error)
+            }
         }
+    }
+
+    /// The client the credentials prove: remembered under the realm's stamp, or authenticated
+    /// by what is stored (and then remembered).
+    private func authenticated(_ credentials: ClientCredentials, settings: RefreshSettingsMemory.RememberedRealm)
+        async throws -> ClientApp {
+        let realmID = settings.realm.id
+        if let client = refreshSettings.client(realmID: realmID, credentials, stamp: settings.stamp) { return client }
+        let client = try await authenticator.authenticate(realmID: realmID, credentials)
+        refreshSettings.remember(client, authenticatedBy: credentials, realmID: realmID, stamp: settings.stamp)
+        return client
     }
 }
 
@@ -103,7 +140,8 @@ extension GrantsError {
         case .invalidScope: self = GrantsError(.invalidScope, "scope is wider than the granted scope")
         case .noSigningKey: self = GrantsError(.serverError, "the realm cannot sign tokens")
         case .storageFailure: self = GrantsError(.serverError, "the refresh could not be completed")
-        case .storageUnavailable: self = .storageUnavailable
+        // The realm changed twice while one refresh ran: nothing changed, try again.
+        case .storageUnavailable, .settingsChanged: self = .storageUnavailable
         case .reuseDetected: self = GrantsError(.invalidGrant, "refresh token was already used; the session is revoked")
         case .invalidGrant, .expired, .idleExpired, .revoked, .clientMismatch, .clientNotAllowed, .ipMismatch, .accountDisabled,
              .accountDeleted:

@@ -15,6 +15,7 @@ import TokenIssuer
 /// The handlers are static and take the group as `context`: what it holds is all they use.
 struct SessionRoutes: RouteGroup {
     let realms: RealmStore
+    let refreshSettings: RefreshSettingsMemory
     let accounts: AccountStore
     let sessions: SessionStore
     let accessTokens: AccessTokenVerifier
@@ -42,7 +43,10 @@ struct SessionRoutes: RouteGroup {
     }
 
     static func refresh(_ request: HTTPRequest, context: SessionRoutes) async throws -> HTTPResponse {
-        let realm = try await enabledRealm(request, context: context)
+        // Remembered on this node, or read; the refresh's write checks it is still current.
+        guard var settings = try await context.refreshSettings.enabledRealm(request.parameter("realm"), in: context.realms)
+        else { throw APIError.notFound("Realm") }
+        let realm = settings.realm
         var body = try JSONRequestBody(request)
         let token = body.string("refreshToken", required: true, maxLength: 512)
         let clientID = body.string("clientId", required: true, maxLength: 128)
@@ -56,14 +60,25 @@ struct SessionRoutes: RouteGroup {
                                                  "requestId": .string(request.requestID)])
             throw APIError.tooManyRequests(retryAfter: retryAfter)
         }
-        do {
-            // The refresh reads the session's client with the token (no read of its own here):
-            // an unknown client id is a client mismatch, a disabled or deleted one a revoked
-            // session, a confidential or third-party one `client_not_allowed`.
-            tokens = try await context.sessions.refresh(realmID: realm.id, presenter: .sessionAPI(clientID: clientID),
-                                                      refreshToken: token, scope: nil, clientIP: clientIP)
-        } catch {
-            throw APIError(refreshFailure: error)
+        // The refresh reads the session's client with the token (no read of its own here):
+        // an unknown client id is a client mismatch, a disabled or deleted one a revoked
+        // session, a confidential or third-party one `client_not_allowed`.
+        var attempt = 1
+        while true {
+            do {
+                tokens = try await context.sessions.refresh(realmID: realm.id, presenter: .sessionAPI(clientID: clientID),
+                                                          refreshToken: token, scope: nil, clientIP: clientIP,
+                                                          settingsStamp: settings.stamp)
+                break
+            } catch let error where error.code == .settingsChanged && attempt == 1 {
+                // The realm changed since it was remembered: once more, from what is stored.
+                guard let fresh = try await context.refreshSettings.enabledRealm(realm.id, in: context.realms, fresh: true)
+                else { throw APIError.notFound("Realm") }
+                settings = fresh
+                attempt += 1
+            } catch {
+                throw APIError(refreshFailure: error)
+            }
         }
         return .json(try SessionTokensResponse(message: "Token refreshed", tokens: tokens, isNewUser: false).json,
                      noStore: true)
@@ -185,7 +200,8 @@ extension APIError {
         case .accountDeleted: self = .accountDeleted
         case .invalidScope: self = .badRequest("Invalid scope")
         case .noSigningKey, .storageFailure: self = .internalError
-        case .storageUnavailable: self = .storageUnavailable
+        // The realm changed twice while one refresh ran: nothing changed, try again.
+        case .storageUnavailable, .settingsChanged: self = .storageUnavailable
         }
     }
 }

@@ -56,6 +56,18 @@ public struct RealmStore: Sendable {
         return realm
     }
 
+    /// The enabled realm with its `RealmSettingsVersion` stamp, read from one row: what a node
+    /// remembers for later requests that compare the stamp inside their own write.
+    public func enabledRealmStamped(_ id: String) async throws -> (realm: Realm, stamp: String)? {
+        guard InputRules.isSlug(id) else { return nil }
+        return try await database.read { db -> (realm: Realm, stamp: String)? in
+            guard let row = try db.queryOne("SELECT * FROM realms WHERE id = ?", .text(id)) else { return nil }
+            let realm = try Self.realm(from: row)
+            guard realm.enabled else { return nil }
+            return (realm, try row.string("settings_version"))
+        }
+    }
+
     /// Realms ordered by id.
     /// `only` narrows the list to those realm ids (a realm-scoped admin token's realms).
     public func list(page: PageRequest = .first, only: Set<String>? = nil) async throws -> Page<Realm> {

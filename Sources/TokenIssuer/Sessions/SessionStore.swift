@@ -122,8 +122,11 @@ public struct SessionStore: Sendable {
     /// (the narrowing is stored). `scope` may narrow the new access token's scope further.
     /// A session past its idle deadline is `idleExpired`; a rotation moves the deadline on.
     /// The session API's refresh also returns the account's profile (`IssuedTokens.profile`).
+    /// `settingsStamp`: the realm's `RealmSettingsVersion` when the caller read what it decided
+    /// on before this call (the realm, the client it authenticated), perhaps from memory; a
+    /// realm whose stamp differs now refuses with `settingsChanged` and changes nothing.
     public func refresh(realmID: String, presenter: RefreshPresenter, refreshToken: String, scope: [String]?,
-                        clientIP: String) async throws(TokenError) -> IssuedTokens {
+                        clientIP: String, settingsStamp: String? = nil) async throws(TokenError) -> IssuedTokens {
         let at = now().unixSeconds
         let presented = Self.hash(refreshToken)
         let replacement = SecureRandom.token(byteCount: Self.refreshTokenBytes)
@@ -141,7 +144,8 @@ public struct SessionStore: Sendable {
                 // account (read in this transaction so the response's user matches the tokens)
                 // and the realm's key. The rotation is made before the checks below: a refusal
                 // that must change nothing undoes it by throwing (`Undone`), so all rolls back.
-                let answers = try db.queryBatch([
+                let stampRead = settingsStamp.map { _ in [RealmSettingsVersion.currentStatement(realmID: realmID)] } ?? []
+                let batch = try db.queryBatch(stampRead + [
                     (Self.refreshLookupSQL, [.blob(presented)]),
                     ("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL RETURNING rotated_at",
                      [.integer(at), .blob(presented)]),
@@ -150,11 +154,15 @@ public struct SessionStore: Sendable {
                         [.blob(presented)])),
                     SealedSigningKey.activeStatement(realmID: realmID),
                 ])
+                let answers = Array(batch.dropFirst(stampRead.count))
                 let rotated = answers[1].count == 1
                 /// A refusal that leaves everything as it was.
                 func refused(_ code: TokenError.Code) throws -> RefreshStep {
                     if rotated { throw Undone(code: code) }
                     return .refused(code)
+                }
+                if let settingsStamp, try RealmSettingsVersion.current(fromRows: batch[0]) != settingsStamp {
+                    return try refused(.settingsChanged)
                 }
                 guard let row = answers[0].first else { return try refused(.invalidGrant) }
                 var session = try SessionSnapshot(row: row)

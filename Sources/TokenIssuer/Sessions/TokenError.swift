@@ -29,6 +29,9 @@ public struct TokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case noSigningKey
         /// The database or signing failed; answer 500, the token is not at fault.
         case storageFailure
+        /// The realm's settings changed since the caller read them (`settingsStamp` of
+        /// `SessionStore.refresh`); nothing changed: read them again and refresh again.
+        case settingsChanged
         /// The database is unreachable right now; nothing changed, the same token can be
         /// presented again later (answer 503 with Retry-After, never a refusal of the token).
         case storageUnavailable

@@ -1,0 +1,33 @@
+import Grants
+import Realms
+import Testing
+@testable import HeraldServer
+
+/// What a node remembers of a refresh's client is handed back only for the same credentials
+/// under the same realm stamp (the two-node behaviour is in `TwoNodeTests`).
+@Suite("Refresh settings memory")
+struct RefreshSettingsMemoryTests {
+    private let client = ClientApp(realmId: "acme", clientId: "backend", name: "Backend", createdAt: 0)
+
+    private func credentials(_ secret: String?) -> ClientCredentials {
+        ClientCredentials(clientID: "backend", secret: secret, method: secret == nil ? .none : .basic)
+    }
+
+    @Test("a remembered client needs the same secret, or none for a public client, and the same stamp")
+    func clientMatchesOnlyItsCredentialsAndStamp() {
+        let memory = RefreshSettingsMemory()
+        memory.remember(client, authenticatedBy: credentials("s3cret"), realmID: "acme", stamp: "v1")
+        #expect(memory.client(realmID: "acme", credentials("s3cret"), stamp: "v1")?.clientId == "backend")
+        #expect(memory.client(realmID: "acme", credentials("other"), stamp: "v1") == nil)
+        #expect(memory.client(realmID: "acme", credentials(nil), stamp: "v1") == nil)
+        #expect(memory.client(realmID: "acme", credentials("s3cret"), stamp: "v2") == nil)
+        #expect(memory.client(realmID: "other", credentials("s3cret"), stamp: "v1") == nil)
+
+        memory.remember(client, authenticatedBy: credentials(nil), realmID: "acme", stamp: "v1")
+        #expect(memory.client(realmID: "acme", credentials(nil), stamp: "v1") != nil)
+        #expect(memory.client(realmID: "acme", credentials("s3cret"), stamp: "v1") == nil)
+
+        memory.forget(realmID: "acme")
+        #expect(memory.client(realmID: "acme", credentials(nil), stamp: "v1") == nil)
+    }
+}
