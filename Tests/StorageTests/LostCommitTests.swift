@@ -41,20 +41,28 @@ struct LostCommitTests {
         await target.drop()
     }
 
-    @Test("a COMMIT that committed but lost its answer returns the body's value, once, without running it again")
-    func committedButUnanswered() async throws {
+    @Test("a lost COMMIT is resolved: found committed, the body's value is returned without running it again; not, the body runs again",
+          arguments: [LostCommitTrap.Outcome.committed, .notCommitted])
+    func lostCommitIsResolved(_ outcome: LostCommitTrap.Outcome) async throws {
         try await Self.withMarks { database, target in
-            let trap = try await LostCommitTrap.arm(.committed, onInsertInto: "marks", of: target)
+            let trap = try await LostCommitTrap.arm(outcome, onInsertInto: "marks", of: target)
             let attempts = Atomic<Int>(0)
             let mark = try await database.write(isolation: .readCommitted, lostCommitCheck: Self.check) {
                 try Self.insertMark($0, attempts: attempts)
             }
-            #expect(try await trap.finish() == 1)
+            try await trap.finish()
+            // Exactly what the answer names was committed, once.
             #expect(try await Self.marks(database) == [mark])
-            #expect(attempts.load(ordering: .relaxed) == 1)
-            #expect(database.connectionLosses.lostCommitsFoundCommitted == 1)
-            #expect(database.connectionLosses.rerunTransactions == 0)
-            #expect(database.connectionLosses.unknownCommitOutcomes == 0)
+            let losses = database.connectionLosses
+            #expect(losses.unknownCommitOutcomes == 0)
+            switch outcome {
+            case .committed:
+                #expect(attempts.load(ordering: .relaxed) == 1)
+                #expect(losses.lostCommitsFoundCommitted == 1 && losses.rerunTransactions == 0)
+            case .notCommitted:
+                #expect(attempts.load(ordering: .relaxed) == 2)
+                #expect(losses.lostCommitsFoundNotCommitted == 1 && losses.rerunTransactions == 1)
+            }
         }
     }
 
@@ -69,23 +77,6 @@ struct LostCommitTests {
             #expect(try await trap.finish() == 1)
             #expect(try read.rows().map { try $0.string("mark") } == [mark])
             #expect(database.connectionLosses.lostCommitsFoundCommitted == 1)
-        }
-    }
-
-    @Test("a COMMIT that failed with its connection runs the body again, and its value is what committed")
-    func notCommittedRunsAgain() async throws {
-        try await Self.withMarks { database, target in
-            let trap = try await LostCommitTrap.arm(.notCommitted, onInsertInto: "marks", of: target)
-            let attempts = Atomic<Int>(0)
-            let mark = try await database.write(isolation: .readCommitted, lostCommitCheck: Self.check) {
-                try Self.insertMark($0, attempts: attempts)
-            }
-            try await trap.finish()
-            #expect(try await Self.marks(database) == [mark])
-            #expect(attempts.load(ordering: .relaxed) == 2)
-            #expect(database.connectionLosses.lostCommitsFoundNotCommitted == 1)
-            #expect(database.connectionLosses.rerunTransactions == 1)
-            #expect(database.connectionLosses.unknownCommitOutcomes == 0)
         }
     }
 
