@@ -104,7 +104,7 @@ final class PostgresConnection {
     /// The server session serving this connection: its process id and start time, which
     /// together name it on any server (a process id alone may be reused, or exist on another
     /// member after a failover).
-    struct Backend: Equatable {
+    struct Backend {
         let processID: Int64
         let startMicroseconds: Int64
     }
