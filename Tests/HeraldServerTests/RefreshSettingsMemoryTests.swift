@@ -26,8 +26,5 @@ struct RefreshSettingsMemoryTests {
         memory.remember(client, authenticatedBy: credentials(nil), realmID: "acme", stamp: "v1")
         #expect(memory.client(realmID: "acme", credentials(nil), stamp: "v1") != nil)
         #expect(memory.client(realmID: "acme", credentials("s3cret"), stamp: "v1") == nil)
-
-        memory.forget(realmID: "acme")
-        #expect(memory.client(realmID: "acme", credentials(nil), stamp: "v1") == nil)
     }
 }

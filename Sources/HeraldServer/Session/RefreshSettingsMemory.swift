@@ -84,9 +84,11 @@ final class RefreshSettingsMemory: Sendable {
         }
     }
 
-    /// Forgets the realm and its clients (its stamp changed).
+    /// Forgets the realm and its clients (its stamp changed, or it is gone). Clients are only
+    /// swept for a realm that was remembered, so requests naming unknown realms cost no sweep;
+    /// a client left behind is never handed out under another stamp.
     func forget(realmID: String) {
-        _ = realms.withLock { $0.removeValue(forKey: realmID) }
+        guard realms.withLock({ $0.removeValue(forKey: realmID) }) != nil else { return }
         clients.withLock { table in table = table.filter { $0.key.realmID != realmID } }
     }
 }
