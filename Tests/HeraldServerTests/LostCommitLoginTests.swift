@@ -30,7 +30,7 @@ struct LostCommitLoginTests {
         try await NativeLoginFixture.with(backend: .postgres) { fixture in
             let trap = try await LostCommitTrap.arm(outcome, onInsertInto: "sessions", of: try Self.target(fixture))
             let nonce = fixture.freshNonce()
-            let token = try fixture.token(subject: "lost.commit", nonce: nonce)
+            let token = fixture.token(subject: "lost.commit", nonce: nonce)
             let login = try await fixture.login(token: token, nonce: nonce)
             try await trap.finish()
             #expect(login.status == 200, "\(login.status) \(login.text)")

@@ -41,8 +41,9 @@ public struct SessionStore: Sendable {
     public func startSession(in db: any SQLExecutor, _ request: SessionRequest, account: Account? = nil,
                              answer: SessionAnswer, signingKeyRows: [Row]? = nil) throws -> PreparedSession {
         precondition(account == nil || account?.id == request.accountID, "the account of another session request")
-        let at = now().unixSeconds
-        let sessionID = SecureRandom.token(byteCount: 16)
+        let started = now()
+        let at = started.unixSeconds
+        let sessionID = SessionID.make(at: started)
         let refreshToken = SecureRandom.token(byteCount: Self.refreshTokenBytes)
         let hash = Self.hash(refreshToken)
         let expiresAt = at + Int64(request.refreshTokenTTL)
