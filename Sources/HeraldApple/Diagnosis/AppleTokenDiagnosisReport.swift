@@ -3,7 +3,7 @@ import ProviderKeys
 
 /// The diagnosis of one token: decoded header and claims (never the signature), every check,
 /// and the verdict.
-public struct AppleTokenDiagnosisReport: Sendable {
+public struct AppleTokenDiagnosisReport: TokenDiagnosisReport, Sendable {
     /// The decoded JOSE header, when the token could be parsed.
     public let header: [String: JSONValue]?
     /// The decoded claims, when the token could be parsed. May include the email: this is the
@@ -14,28 +14,12 @@ public struct AppleTokenDiagnosisReport: Sendable {
     /// What the verifier would answer (without replay protection).
     public let result: AppleVerificationResult
 
-    /// "valid" or "rejected" (an unavailable JWKS also reads "rejected", with reason `apple_unavailable`).
-    public var verdict: String {
-        if case .verified = result { return "valid" }
-        return "rejected"
-    }
-
-    /// nil when valid; a contract rejection reason; or "apple_unavailable".
-    public var reason: String? {
+    public var outcome: TokenDiagnosisOutcome {
         switch result {
-        case .verified: nil
-        case .rejected(let reason): reason.rawValue
-        case .tooLarge: AppleRejectionReason.malformed.rawValue
-        case .unavailable: "apple_unavailable"
-        }
-    }
-
-    /// The exit status of `herald diagnose apple-token`: 0 valid, 1 rejected, 3 JWKS unavailable.
-    public var exitCode: Int32 {
-        switch result {
-        case .verified: 0
-        case .rejected, .tooLarge: 1
-        case .unavailable: 3
+        case .verified: .valid
+        case .rejected(let reason): .rejected(reason: reason.rawValue)
+        case .tooLarge: .rejected(reason: AppleRejectionReason.malformed.rawValue)
+        case .unavailable: .unavailable(provider: "apple")
         }
     }
 

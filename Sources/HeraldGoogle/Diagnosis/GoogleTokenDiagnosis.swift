@@ -30,7 +30,7 @@ public enum GoogleTokenDiagnosis {
     }
 
     /// The diagnosis of one token.
-    public struct Report: Sendable {
+    public struct Report: TokenDiagnosisReport, Sendable {
         /// The decoded JOSE header, when the token could be parsed.
         public let header: [String: JSONValue]?
         /// The decoded claims, when the token could be parsed. May include the email: this is
@@ -39,28 +39,12 @@ public enum GoogleTokenDiagnosis {
         /// What the verifier would answer (without replay protection).
         public let result: GoogleVerificationResult
 
-        /// "valid" or "rejected" (an unreachable JWKS also reads "rejected", reason `google_unavailable`).
-        public var verdict: String {
-            if case .verified = result { return "valid" }
-            return "rejected"
-        }
-
-        /// nil when valid; a contract rejection reason; or "google_unavailable".
-        public var reason: String? {
+        public var outcome: TokenDiagnosisOutcome {
             switch result {
-            case .verified: nil
-            case .rejected(let reason): reason.rawValue
-            case .tooLarge: GoogleRejectionReason.malformed.rawValue
-            case .unavailable: "google_unavailable"
-            }
-        }
-
-        /// 0 valid, 1 rejected, 3 Google's JWKS unavailable.
-        public var exitCode: Int32 {
-            switch result {
-            case .verified: 0
-            case .rejected, .tooLarge: 1
-            case .unavailable: 3
+            case .verified: .valid
+            case .rejected(let reason): .rejected(reason: reason.rawValue)
+            case .tooLarge: .rejected(reason: GoogleRejectionReason.malformed.rawValue)
+            case .unavailable: .unavailable(provider: "google")
             }
         }
 

@@ -92,7 +92,8 @@ struct TokenEndpoint: Sendable {
     /// what is stored).
     private func refresh(_ body: OAuthRequestBody, settings: RefreshSettingsMemory.RememberedRealm,
                          credentials: ClientCredentials, clientIP: String) async throws -> IssuedTokens {
-        var settings = settings
+        // Authentication comes first, as for every grant (a bad client is `invalid_client`
+        // whatever else is wrong); it is done again only from changed settings.
         let client = try await authenticated(credentials, settings: settings)
         let refreshToken = try body.required("refresh_token")
         var scope: [String]?
@@ -100,22 +101,15 @@ struct TokenEndpoint: Sendable {
             guard let parsed = Scope.parse(text), !parsed.isEmpty else { throw GrantsError(.invalidScope, "scope is malformed") }
             scope = parsed
         }
-        var presenter = RefreshPresenter.authenticatedClient(client)
-        var attempt = 1
-        while true {
-            do {
-                return try await sessions.refresh(realmID: settings.realm.id, presenter: presenter, refreshToken: refreshToken,
-                                                  scope: scope, clientIP: clientIP, settingsStamp: settings.stamp)
-            } catch let error where error.code == .settingsChanged && attempt == 1 {
-                guard let fresh = try await refreshSettings.enabledRealm(settings.realm.id, in: realms, fresh: true) else {
-                    throw APIError.notFound("Realm")
-                }
-                settings = fresh
-                presenter = .authenticatedClient(try await authenticated(credentials, settings: settings))
-                attempt += 1
-            } catch {
-                throw GrantsError(refreshFailure: error)
+        do {
+            return try await refreshSettings.refreshing(from: settings, in: realms) { current in
+                let client = current.stamp == settings.stamp ? client : try await authenticated(credentials, settings: current)
+                return try await sessions.refresh(realmID: current.realm.id, presenter: .authenticatedClient(client),
+                                                  refreshToken: refreshToken, scope: scope, clientIP: clientIP,
+                                                  settingsStamp: current.stamp)
             }
+        } catch let error as TokenError {
+            throw GrantsError(refreshFailure: error)
         }
     }
 

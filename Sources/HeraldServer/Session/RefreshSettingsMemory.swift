@@ -1,6 +1,7 @@
 import Grants
 import JOSE
 import Realms
+import TokenIssuer
 import Synchronization
 
 /// Each node's memory of what a refresh reads before its write (`/token`'s refresh grant and
@@ -50,6 +51,21 @@ final class RefreshSettingsMemory: Sendable {
         }
         remember(realm, stamp: stamp)
         return RememberedRealm(realm: realm, stamp: stamp, isReadNow: true)
+    }
+
+    /// Runs `refresh` from `settings`, and once more from the realm as stored when its stamp
+    /// changed meanwhile (`TokenError.settingsChanged`: nothing was changed). A realm gone or
+    /// disabled by then answers 404; a second change in a row reaches the caller.
+    func refreshing<T>(from settings: RememberedRealm, in store: RealmStore,
+                       _ refresh: (RememberedRealm) async throws -> T) async throws -> T {
+        do {
+            return try await refresh(settings)
+        } catch let error as TokenError where error.code == .settingsChanged {
+            guard let fresh = try await enabledRealm(settings.realm.id, in: store, fresh: true) else {
+                throw APIError.notFound("Realm")
+            }
+            return try await refresh(fresh)
+        }
     }
 
     private func remember(_ realm: Realm, stamp: String) {

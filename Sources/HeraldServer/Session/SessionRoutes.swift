@@ -44,7 +44,7 @@ struct SessionRoutes: RouteGroup {
 
     static func refresh(_ request: HTTPRequest, context: SessionRoutes) async throws -> HTTPResponse {
         // Remembered on this node, or read; the refresh's write checks it is still current.
-        guard var settings = try await context.refreshSettings.enabledRealm(request.parameter("realm"), in: context.realms)
+        guard let settings = try await context.refreshSettings.enabledRealm(request.parameter("realm"), in: context.realms)
         else { throw APIError.notFound("Realm") }
         let realm = settings.realm
         var body = try JSONRequestBody(request)
@@ -63,22 +63,14 @@ struct SessionRoutes: RouteGroup {
         // The refresh reads the session's client with the token (no read of its own here):
         // an unknown client id is a client mismatch, a disabled or deleted one a revoked
         // session, a confidential or third-party one `client_not_allowed`.
-        var attempt = 1
-        while true {
-            do {
-                tokens = try await context.sessions.refresh(realmID: realm.id, presenter: .sessionAPI(clientID: clientID),
-                                                          refreshToken: token, scope: nil, clientIP: clientIP,
-                                                          settingsStamp: settings.stamp)
-                break
-            } catch let error where error.code == .settingsChanged && attempt == 1 {
-                // The realm changed since it was remembered: once more, from what is stored.
-                guard let fresh = try await context.refreshSettings.enabledRealm(realm.id, in: context.realms, fresh: true)
-                else { throw APIError.notFound("Realm") }
-                settings = fresh
-                attempt += 1
-            } catch {
-                throw APIError(refreshFailure: error)
+        do {
+            tokens = try await context.refreshSettings.refreshing(from: settings, in: context.realms) { settings in
+                try await context.sessions.refresh(realmID: realm.id, presenter: .sessionAPI(clientID: clientID),
+                                                   refreshToken: token, scope: nil, clientIP: clientIP,
+                                                   settingsStamp: settings.stamp)
             }
+        } catch let error as TokenError {
+            throw APIError(refreshFailure: error)
         }
         return .json(try SessionTokensResponse(message: "Token refreshed", tokens: tokens, isNewUser: false).json,
                      noStore: true)
