@@ -221,6 +221,15 @@ class Herald(Endpoint):
                     return int(line.split()[1])
         return 0
 
+    def commit_batches(self):
+        """(commits, writes) the SQLite writer has made so far (`herald_sqlite_commit_batch_size`
+        of /metrics): writes per commit decides what the pages every commit rewrites cost each
+        write. None when the server runs on another database."""
+        status, text = self.request("GET", "/metrics")
+        found = {name: int(value) for name, value in
+                 re.findall(rb"^herald_sqlite_commit_batch_size_(sum|count) (\d+)$", text, re.M)} if status == 200 else {}
+        return (found[b"count"], found[b"sum"]) if len(found) == 2 else None
+
     def memory(self):
         """(peak RSS, current RSS) in MB from /proc."""
         values = {}
@@ -846,6 +855,10 @@ class Bench:
             row["written_kb"] = result["written"] / result["requests"] / 1024
             row["note"] = "; ".join(part for part in (row["note"], f"{row['written_kb']:.1f} KB written per request")
                                     if part)
+        if result.get("writes_per_commit"):
+            row["writes_per_commit"] = result["writes_per_commit"]
+            row["note"] = "; ".join(part for part in (row["note"], f"{result['writes_per_commit']:.1f} writes per SQLite commit")
+                                    if part)
         if result.get("side_cpu") and result.get("requests"):
             row["side_cpu_us"] = {name: seconds / result["requests"] * 1e6 for name, seconds in result["side_cpu"].items()}
             side = ", ".join(f"{name} {micros:.0f}" for name, micros in row["side_cpu_us"].items())
@@ -919,12 +932,17 @@ class Bench:
         side = getattr(self.herald, "side_cpu_seconds", dict)
         counters = getattr(self.herald, "counters", lambda: None)
         written = getattr(self.herald, "write_bytes", lambda: None)
+        batches = getattr(self.herald, "commit_batches", lambda: None)
+        batches_before = batches()
         cpu, side_before, counted, written_before = self.herald.cpu_seconds(), side(), counters(), written()
         result = wrk(self.herald.base, connections, f"{self.duration}s", bodies=bodies.path, path=path,
                      content_type=content_type)
         result["cpu"] = self.herald.cpu_seconds() - cpu
         if written_before is not None:
             result["written"] = written() - written_before
+        batches_after = batches()  # after the CPU and bytes: its own request is not counted
+        if batches_before and batches_after and batches_after[0] > batches_before[0]:
+            result["writes_per_commit"] = (batches_after[1] - batches_before[1]) / (batches_after[0] - batches_before[0])
         # Several nodes: what nginx and PostgreSQL spent per request, beside the nodes' CPU.
         result["side_cpu"] = {name: seconds - side_before[name] for name, seconds in side().items()}
         if counted is not None:

@@ -110,6 +110,9 @@ public struct HeraldServices: Sendable {
         if let postgres = database as? PostgresDatabase {
             collectors.append { postgres.roundTrips.prometheusText + postgres.connectionLosses.prometheusText }
         }
+        if let sqlite = database as? SQLiteDatabase {
+            collectors.append { sqlite.commitBatches.prometheusText }
+        }
         let metrics = HeraldMetrics(collectors: collectors)
         self.metrics = metrics
         let events = SecurityEventLog(database: database)

@@ -76,6 +76,9 @@ public final class SQLiteDatabase: Database {
         if descriptor >= 0 { _ = Glibc.close(descriptor) }
     }
 
+    /// Writes per commit so far (`herald_sqlite_commit_batch_size`).
+    public var commitBatches: SQLiteCommitBatches { writer.batches }
+
     /// Runs body on a reader connection (snapshot), off the Swift concurrency pool.
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
         try await readers.withReader { connection in

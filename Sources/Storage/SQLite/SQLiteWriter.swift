@@ -21,7 +21,8 @@ final class SQLiteWriter: Sendable {
     /// Internal, not private: checkpoint tests wait for its passes.
     let checkpointer: SQLiteCheckpointer
     private let state = Mutex(State())
-    private let commits = Atomic<Int>(0)
+    /// Writes per commit, for `/metrics` (internal: `SQLiteDatabase` publishes it).
+    let batches = SQLiteCommitBatches()
 
     private struct State {
         var queued: [PendingWrite] = []
@@ -50,7 +51,7 @@ final class SQLiteWriter: Sendable {
     }
 
     /// Transactions committed so far (a shared one counts once).
-    var commitCount: Int { commits.load(ordering: .relaxed) }
+    var commitCount: Int { batches.snapshot.commits }
 
     /// Writes waiting for the writer (not counting the one running).
     var queuedCount: Int { state.withLock { $0.queued.count } }
@@ -70,7 +71,7 @@ final class SQLiteWriter: Sendable {
                 continue
             }
             if batch.count > 1, let results = connection.groupTransaction(batch.map(\.run)) {
-                commits.add(1, ordering: .relaxed)
+                batches.record(batch.count)
                 for (write, result) in zip(batch, results) {
                     switch result {
                     case .success(let deliver): deliver()
@@ -81,7 +82,7 @@ final class SQLiteWriter: Sendable {
                 for write in batch {
                     do {
                         let deliver = try connection.transaction(.immediate, write.run)
-                        commits.add(1, ordering: .relaxed)
+                        batches.record(1)
                         deliver()
                     } catch {
                         write.fail(error)

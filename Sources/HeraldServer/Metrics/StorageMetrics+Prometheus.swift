@@ -24,3 +24,21 @@ extension PostgresConnectionLosses {
             + "herald_postgres_commit_outcome_unknown_total \(unknownCommitOutcomes)\n"
     }
 }
+
+extension SQLiteCommitBatches {
+    /// Writes per commit as a Prometheus histogram, for `GET /metrics`.
+    var prometheusText: String {
+        var text = "# HELP herald_sqlite_commit_batch_size Writes that shared one SQLite commit (group commit).\n"
+            + "# TYPE herald_sqlite_commit_batch_size histogram\n"
+        let snapshot = self.snapshot
+        var cumulative = 0
+        for (bound, count) in zip(Self.bounds, snapshot.bucketCounts) {
+            cumulative += count
+            text += "herald_sqlite_commit_batch_size_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        }
+        text += "herald_sqlite_commit_batch_size_bucket{le=\"+Inf\"} \(cumulative)\n"
+            + "herald_sqlite_commit_batch_size_sum \(snapshot.writes)\n"
+            + "herald_sqlite_commit_batch_size_count \(cumulative)\n"
+        return text
+    }
+}
