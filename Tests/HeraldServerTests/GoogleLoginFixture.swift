@@ -58,13 +58,14 @@ final class GoogleLoginFixture: Sendable {
         return try await base.send("POST", "/api/oauth/acme/google/native-login", json: .object(body))
     }
 
-    /// A successful first-party Google login; returns the response JSON.
+    /// A successful first-party Google login with a token changed by `customize`; returns the response JSON.
     @discardableResult
     func loginOK(subject: String = GoogleTokenMinter.defaultSubject, email: String? = "ada@example.com",
-                 emailVerified: Bool = true) async throws -> [String: JSONValue] {
+                 emailVerified: Bool = true, _ customize: (inout AppleTokenSpec) -> Void = { _ in }) async throws
+        -> [String: JSONValue] {
         let nonce = base.freshNonce()
         let response = try await login(token: token(subject: subject, nonce: nonce, email: email,
-                                                    emailVerified: emailVerified), nonce: nonce)
+                                                    emailVerified: emailVerified, customize), nonce: nonce)
         guard response.status == 200 else { throw TestClientError("google login: \(response.status) \(response.text)") }
         return response.json
     }

@@ -7,6 +7,8 @@ import Testing
 
 @Suite("Google native login")
 struct GoogleNativeLoginTests {
+    /// The `picture` of the minter's tokens.
+    static let photo: JSONValue = "https://lh3.googleusercontent.com/a/photo"
     @Test("branch A: a verified Google ID token signs the app in; the same sub returns to the same account, named from the token",
           arguments: Backend.allCases)
     func firstPartySession(backend: Backend) async throws {
@@ -58,6 +60,11 @@ struct GoogleNativeLoginTests {
             #expect(claims["client_id"] == .string(OAuthFixture.publicClient))
             let userinfo = try await fixture.userinfo(try #require(tokens.json["access_token"]?.stringValue))
             #expect(userinfo.json["email"] == "ada@example.com")
+            // The `profile` scope brings the picture kept from the token, in userinfo and the ID token.
+            #expect(userinfo.json["picture"] == Self.photo)
+            let idToken = try await fixture.verifiedClaims(try #require(tokens.json["id_token"]?.stringValue))
+            #expect(idToken["picture"] == Self.photo)
+            #expect(idToken["name"] == "Ada Lovelace")
         }
     }
 
@@ -167,11 +174,84 @@ struct GoogleNativeLoginTests {
                 $0.objectValue?["provider"]?.stringValue
             }
             #expect(Set(providers ?? []) == ["apple", "google"])
+            // The Apple account had no picture: the Google sign-in that links to it brings one.
+            #expect(apple["user"]?.objectValue?["picture"] == .null)
+            #expect(linked["user"]?.objectValue?["picture"] == Self.photo)
 
             let unverified = try await fixture.loginOK(subject: "google.sub.2", email: "same@example.com", emailVerified: false)
             #expect(unverified["isNewUser"] == true)
             #expect(unverified["userId"] != apple["userId"])
             #expect(unverified["user"]?.objectValue?["emailVerified"] == false)
+        }
+    }
+
+    @Test("the token's picture is kept on first sign-in and shown by the login answer, /me, refresh and the admin API; a later sign-in's other picture does not replace it",
+          arguments: Backend.allCases)
+    func pictureKeptFromFirstSignIn(backend: Backend) async throws {
+        try await GoogleLoginFixture.with(backend: backend) { fixture in
+            let first = try await fixture.loginOK()
+            #expect(first["user"]?.objectValue?["picture"] == Self.photo)
+            let later = try await fixture.loginOK { $0.claims["picture"] = "https://lh3.googleusercontent.com/a/new-photo" }
+            #expect(later["userId"] == first["userId"])
+            #expect(later["user"]?.objectValue?["picture"] == Self.photo)
+            let me = try await fixture.base.me(later["accessToken"]?.stringValue)
+            #expect(me.json["picture"] == Self.photo)
+            let refreshed = try await fixture.base.refresh(later["refreshToken"]?.stringValue ?? "")
+            try expectStatus(200, refreshed)
+            #expect(refreshed.json["user"]?.objectValue?["picture"] == Self.photo)
+            let accountID = try #require(first["userId"]?.stringValue)
+            let account = try await fixture.base.admin("GET", "/api/admin/realms/acme/accounts/\(accountID)")
+            #expect(account.json["picture"] == Self.photo)
+            let list = try await fixture.base.admin("GET", "/api/admin/realms/acme/accounts")
+            #expect(list.json["items"]?.arrayValue?.first?.objectValue?["picture"] == Self.photo)
+        }
+    }
+
+    @Test("an http, over-long or otherwise unusable picture is dropped and the sign-in succeeds; a later usable one fills it",
+          arguments: Backend.allCases)
+    func unusablePictureIsDropped(backend: Backend) async throws {
+        try await GoogleLoginFixture.with(backend: backend) { fixture in
+            let prefix = "https://lh3.googleusercontent.com/a/"
+            let unusable = [
+                "http://lh3.googleusercontent.com/a/photo", prefix + String(repeating: "p", count: 2_049 - prefix.utf8.count),
+                "javascript:alert(1)", "data:image/png;base64,iVBORw0KGgo=", "//lh3.googleusercontent.com/a/photo",
+                prefix + "my photo", prefix + "photo\u{7}", "",
+            ]
+            for (index, picture) in unusable.enumerated() {
+                let answer = try await fixture.loginOK(subject: "google.unusable.\(index)", email: "u\(index)@example.com") {
+                    $0.claims["picture"] = .string(picture)
+                }
+                #expect(answer["isNewUser"] == true)
+                #expect(answer["user"]?.objectValue?["picture"] == .null, "picture \(index) was kept")
+            }
+            // 2,048 bytes is the limit, not over it.
+            let longest = prefix + String(repeating: "p", count: 2_048 - prefix.utf8.count)
+            let kept = try await fixture.loginOK(subject: "google.longest", email: "longest@example.com") {
+                $0.claims["picture"] = .string(longest)
+            }
+            #expect(kept["user"]?.objectValue?["picture"] == .string(longest))
+            // The account whose first picture was dropped has none, so its next sign-in fills it.
+            let again = try await fixture.loginOK(subject: "google.unusable.0", email: "u0@example.com")
+            #expect(again["isNewUser"] == false)
+            #expect(again["user"]?.objectValue?["picture"] == Self.photo)
+            let accountID = try #require(again["userId"]?.stringValue)
+            let account = try await fixture.base.admin("GET", "/api/admin/realms/acme/accounts/\(accountID)")
+            #expect(account.json["picture"] == Self.photo)
+        }
+    }
+
+    @Test("an Apple account's picture is null in the login answer, /me and the admin API",
+          arguments: Backend.allCases)
+    func appleAccountHasNoPicture(backend: Backend) async throws {
+        try await GoogleLoginFixture.with(backend: backend) { fixture in
+            let apple = try await fixture.base.loginOK(subject: "apple.sub.picture", email: "apple@example.com")
+            let user = try #require(apple["user"]?.objectValue)
+            #expect(user["picture"] == .null)
+            let me = try await fixture.base.me(apple["accessToken"]?.stringValue)
+            #expect(me.json["picture"] == .null)
+            let accountID = try #require(apple["userId"]?.stringValue)
+            let account = try await fixture.base.admin("GET", "/api/admin/realms/acme/accounts/\(accountID)")
+            #expect(account.json["picture"] == .null)
         }
     }
 
@@ -184,7 +264,7 @@ struct GoogleNativeLoginTests {
             let bad = fixture.base.freshNonce()
             _ = try await fixture.login(token: fixture.token(nonce: bad) { $0.claims["iss"] = "evil" }, nonce: bad)
             let logs = fixture.base.herald.logs.captured
-            for secret in [token, nonce, bad, "ada@example.com"] {
+            for secret in [token, nonce, bad, "ada@example.com", "lh3.googleusercontent.com"] {
                 #expect(!logs.contains { $0.contains(secret) }, "a log line holds a secret")
             }
             let loginLines = logs.filter { $0.contains(#""event":"login""#) }

@@ -307,7 +307,7 @@ struct OAuthDiscoveryAlgorithmTests {
         try await RunningHerald.with { herald in
             try await herald.createRealm("acme")
             let claims = Set(try await Self.discovery(herald)["claims_supported"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-            #expect(claims.isSuperset(of: ["given_name", "family_name", "name", "email", "email_verified", "sub"]))
+            #expect(claims.isSuperset(of: ["given_name", "family_name", "name", "picture", "email", "email_verified", "sub"]))
             // The Userinfo schema is what the endpoint answers (schemathesis checks that); every
             // property it can hold must be advertised.
             let spec = try OpenAPIDocumentTests.spec()

@@ -5,9 +5,10 @@ import Testing
 
 @Suite("Account resolver")
 struct AccountResolverTests {
-    static func claims(email: String? = nil, name: PersonName = PersonName()) -> ProviderIdentityClaims {
+    static func claims(email: String? = nil, name: PersonName = PersonName(), picture: String? = nil)
+        -> ProviderIdentityClaims {
         ProviderIdentityClaims(provider: "apple", subject: "001.returning", email: email, emailVerified: email != nil,
-                               isPrivateEmail: false, name: name)
+                               isPrivateEmail: false, name: name, picture: picture)
     }
 
     /// Resolves `claims` in a write transaction of its own, as the login does in its own, with
@@ -30,6 +31,47 @@ struct AccountResolverTests {
 
             let withEmail = Self.claims(email: "jane@example.com")
             #expect(try await Self.resolve(test, withEmail).account.email == "jane@example.com")
+        }
+    }
+
+    @Test("the first login's picture is stored; a later one fills it only while the account has none", arguments: Backend.allCases)
+    func pictureIsKeptFromTheFirstLogin(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let first = try await Self.resolve(test, Self.claims(picture: "https://example.com/first.png"))
+            #expect(first.account.pictureURL == "https://example.com/first.png")
+            let later = try await Self.resolve(test, Self.claims(picture: "https://example.com/second.png"))
+            #expect(later.account.pictureURL == "https://example.com/first.png")
+            let stored = try await test.accounts.account(realmID: "acme", id: first.account.id)
+            #expect(stored?.pictureURL == "https://example.com/first.png")
+
+            let other = ProviderIdentityClaims(provider: "google", subject: "g-1", email: nil, emailVerified: false,
+                                               isPrivateEmail: false)
+            let bare = try await Self.resolve(test, other)
+            #expect(bare.account.pictureURL == nil)
+            var withPicture = other
+            withPicture.picture = "https://example.com/later.png"
+            #expect(try await Self.resolve(test, withPicture).account.pictureURL == "https://example.com/later.png")
+            #expect(try await test.accounts.account(realmID: "acme", id: bare.account.id)?.pictureURL
+                == "https://example.com/later.png")
+        }
+    }
+
+    @Test("only an absolute https picture URL of at most 2,048 bytes without whitespace or control characters is kept")
+    func pictureRule() {
+        let prefix = "https://example.com/"
+        let kept = ["https://lh3.googleusercontent.com/a/ACg8ocK=s96-c", "HTTPS://example.com/p.png",
+                    prefix + String(repeating: "p", count: 2_048 - prefix.utf8.count)]
+        for picture in kept {
+            #expect(AccountResolver.sanitized(Self.claims(picture: picture)).picture == picture)
+        }
+        let dropped = ["http://example.com/p.png", "https:example.com/p.png", "https:///p.png", "/p.png", "p.png",
+                       "javascript:alert(1)", "data:image/png;base64,AAAA", "ftp://example.com/p.png",
+                       "https://example.com/a b.png", " https://example.com/p.png", "https://example.com/p.png\n",
+                       "https://example.com/\u{0}p.png", "https://example.com/\u{85}p.png", "https://user:pw@example.com/p.png",
+                       prefix + String(repeating: "p", count: 2_049 - prefix.utf8.count), ""]
+        for picture in dropped {
+            #expect(AccountResolver.sanitized(Self.claims(picture: picture)).picture == nil, "kept \(picture.debugDescription)")
         }
     }
 

@@ -155,7 +155,9 @@ struct AccountStoreTests {
             _ = try await test.realms.create(id: "acme", context: admin)
             let account = try await accounts.create(
                 realmID: "acme", NewAccount(email: "jane@example.com", emailVerified: true,
-                                            name: PersonName(givenName: "Jane", familyName: "Doe")))
+                                            name: PersonName(givenName: "Jane", familyName: "Doe"),
+                                            pictureURL: "https://example.com/photo-of-her.png"))
+            #expect(account.pictureURL == "https://example.com/photo-of-her.png")
             _ = try await accounts.link(realmID: "acme", provider: "apple", openID: "sub-1", accountID: account.id,
                                         email: "jane@example.com")
             try await accounts.delete(realmID: "acme", id: account.id, context: admin)
@@ -163,14 +165,16 @@ struct AccountStoreTests {
             let deleted = try #require(try await accounts.account(realmID: "acme", id: account.id))
             #expect(deleted.status == .deleted)
             #expect(deleted.email == "deleted+\(account.id)@deleted.invalid")
-            #expect(deleted.name.isEmpty && !deleted.emailVerified)
+            #expect(deleted.name.isEmpty && !deleted.emailVerified && deleted.pictureURL == nil)
             #expect(try await accounts.identities(realmID: "acme", accountID: account.id).isEmpty)
             #expect(revoker.revoked.withLock { $0 } == ["acme/\(account.id)"])
             let hash = try await test.rows("SELECT deleted_email_hash FROM accounts WHERE id = ?", .text(account.id))
                 .first?.optionalBytes("deleted_email_hash")
             #expect(hash == SHA256.hash("jane@example.com"))
             let raw = try await test.rows("SELECT changes FROM admin_audit").map { try $0.string("changes") }.joined()
-            #expect(!raw.contains("jane") && !raw.contains("Jane") && !raw.contains("Doe"))
+            #expect(!raw.contains("jane") && !raw.contains("Jane") && !raw.contains("Doe") && !raw.contains("photo-of-her"))
+            let audited = try #require(try await test.audit.list(filter: AuditFilter(action: "account.delete")).items.first)
+            #expect(audited.changes["picture"] == FieldChange(before: .string(AuditDiff.redacted), after: .null))
 
             // The email is free again, and the deleted account cannot be edited.
             _ = try await accounts.create(realmID: "acme", NewAccount(email: "jane@example.com"))
@@ -214,6 +218,45 @@ struct AccountStoreTests {
         }
     }
 
+    @Test("an account stored before pictures existed reads with none after the migration, and its next login fills it",
+          arguments: Backend.allCases)
+    func pictureMigrationKeepsExistingAccounts(backend: Backend) async throws {
+        let before = RealmsSchema.migrations.filter { $0.module != "realms" || $0.version < 9 }
+        #expect(before.count == RealmsSchema.migrations.count - 1)
+        try await FreshDatabase.with(backend, migrations: before) { database in
+            let clock = TestClock()
+            _ = try await RealmStore(database: database, now: clock.closure).create(id: "acme", context: admin)
+            try await database.write { db in
+                try db.execute("""
+                    INSERT INTO accounts (id, realm_id, email, email_verified, is_private_email, given_name, family_name,
+                        display_name, status, created_at, updated_at)
+                    VALUES ('old-account', 'acme', 'old@example.com', 1, 0, 'Old', NULL, NULL, 'active', 1, 1)
+                    """)
+                try db.execute("""
+                    INSERT INTO identities (realm_id, provider, open_id, account_id, email, linked_at)
+                    VALUES ('acme', 'google', 'g-old', 'old-account', 'old@example.com', 1)
+                    """)
+            }
+            try await database.migrate(RealmsSchema.migrations)
+
+            let accounts = AccountStore(database: database, sessionRevoker: NoSessions(), deletionHook: nil, now: clock.closure)
+            let migrated = try #require(try await accounts.account(realmID: "acme", id: "old-account"))
+            #expect(migrated.pictureURL == nil)
+            #expect(migrated.name.givenName == "Old" && migrated.email == "old@example.com")
+            #expect(try await accounts.list(realmID: "acme").items.map(\.pictureURL) == [nil])
+
+            let realm = try #require(try await database.read { db in try RealmStore.load(db, id: "acme") })
+            let claims = ProviderIdentityClaims(provider: "google", subject: "g-old", email: "old@example.com",
+                                                emailVerified: true, isPrivateEmail: false,
+                                                picture: "https://example.com/old.png")
+            let resolution = try await database.write { db in
+                try AccountResolver(now: clock.closure).resolve(db, realm: realm, claims: claims)
+            }
+            #expect(resolution.account.id == "old-account" && !resolution.isNewUser)
+            #expect(try await accounts.account(realmID: "acme", id: "old-account")?.pictureURL == "https://example.com/old.png")
+        }
+    }
+
     @Test("account names are validated part by part", arguments: Backend.allCases)
     func nameValidation(backend: Backend) async throws {
         try await TestDatabase.with(backend) { test throws in
@@ -229,6 +272,10 @@ struct AccountStoreTests {
                                                        changes: AccountChanges(name: PersonName(displayName: "Al")),
                                                        context: admin)
             #expect(named.name.formatted == "Al")
+            #expect(await realmsError {
+                try await test.accounts.create(realmID: "acme", NewAccount(email: "p@example.com",
+                                                                          pictureURL: "http://example.com/p.png"))
+            }?.fieldIssues.map(\.field) == ["picture"])
         }
     }
 }

@@ -5,7 +5,7 @@ import Storage
 /// Google's half of the identity-token login: the realm's Google settings set the accepted
 /// client ids and hosted domain, the realm whether a nonce is required; Google's claims become
 /// the provider identity account resolution takes (`email_verified` included, so an
-/// unverified email never links; the token's name when the request brings none).
+/// unverified email never links; the token's name when the request brings none, and its picture).
 extension GoogleIdentityVerifier: IdentityTokenVerifier {
     /// The provider name stored on identities, logged and counted.
     public static let provider = "google"
@@ -26,7 +26,7 @@ extension GoogleIdentityVerifier: IdentityTokenVerifier {
         case .verified(let claims):
             return .verified(ProviderIdentityClaims(provider: Self.provider, subject: claims.subject, email: claims.email,
                                                     emailVerified: claims.emailVerified, isPrivateEmail: false,
-                                                    name: claims.name),
+                                                    name: claims.name, picture: claims.picture),
                              audience: claims.audience, replay: verification.replay)
         case .rejected(let reason): return .rejected(reason: reason.rawValue)
         case .tooLarge: return .tooLarge

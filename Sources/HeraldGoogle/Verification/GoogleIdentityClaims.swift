@@ -13,7 +13,8 @@ public struct GoogleIdentityClaims: Sendable, Equatable {
     public var hostedDomain: String?
     /// `name`, `given_name` and `family_name`.
     public var name: PersonName
-    /// `picture`: the profile photo's URL. Accounts have no place for it yet.
+    /// `picture`: the profile photo's URL, kept on the account on its first sign-in (filled
+    /// later only while the account has none) when it is a plain https URL.
     public var picture: String?
     /// The token audience that matched the realm's client ids.
     public var audience: String

@@ -6,7 +6,7 @@ enum DiscoveryDocument {
     static let scopesSupported = ["openid", "profile", "email"]
     /// Every claim an ID token or userinfo can carry (userinfo adds `given_name`/`family_name`).
     static let claimsSupported = ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "email", "email_verified",
-                                  "name", "given_name", "family_name"]
+                                  "name", "given_name", "family_name", "picture"]
 
     /// `publishedAlgorithms` are the `alg`s of the realm's published keys, active key first.
     /// After `signingAlgorithm` changes, tokens signed by the retired key stay valid while it

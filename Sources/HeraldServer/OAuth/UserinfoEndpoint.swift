@@ -5,7 +5,8 @@ import Realms
 import TokenIssuer
 
 /// `GET|POST /api/oauth/:realm/userinfo` (OIDC Core §5.3): the account's claims by the access
-/// token's scope — `sub` always, `email`/`email_verified` with `email`, `name` with `profile`.
+/// token's scope — `sub` always, `email`/`email_verified` with `email`, `name` (and its parts)
+/// and `picture` with `profile`, each when known.
 /// The token comes in `Authorization: Bearer` or, on POST, as `access_token` in a form body
 /// (RFC 6750 §2.1, §2.2; OIDC Core §5.3.1); both at once is 400 `invalid_request`.
 /// A bad, expired or revoked token answers 401 with a Bearer `invalid_token` challenge.
@@ -47,6 +48,7 @@ struct UserinfoEndpoint: Sendable {
             if let given = account.name.givenName { object["given_name"] = .string(given) }
             if let family = account.name.familyName { object["family_name"] = .string(family) }
         }
+        if claims.scope.contains("profile"), let picture = account.pictureURL { object["picture"] = .string(picture) }
         return HTTPResponse.json(JSONValue.object(object), noStore: true)
     }
 

@@ -412,6 +412,7 @@ paths:
                     givenName: Ada
                     familyName: Lovelace
                     displayName: null
+                  picture: null
                   status: active
                   createdAt: 1700000000
                   identities:
@@ -692,7 +693,9 @@ paths:
         when the realm sets `hostedDomain`, and single use across nodes. It then resolves the
         account (Google `sub` → an email Google marks `email_verified`, under the realm's
         `emailLinking` → create; an unverified email never links) and answers branch A or B
-        exactly as Apple's route does. The name is taken from the token on first sign-in.
+        exactly as Apple's route does. The name and the picture (`picture`, kept only when it is
+        an absolute https URL of at most 2,048 bytes) are taken from the token on first sign-in;
+        a later sign-in fills them only while the account has none, never overwriting them.
 
         Checks before verification: unknown or disabled realm → 404 `not_found`; Google
         provider missing or disabled → 404 `provider_not_configured`; unknown or disabled client
@@ -1146,7 +1149,7 @@ paths:
       description: |
         The account's owner deletes it from inside the app. It is deleted exactly as the admin
         `DELETE /api/admin/realms/{realmId}/accounts/{accountId}` does: the email is freed (only a
-        SHA-256 of it is kept), the name cleared, the identities unlinked, every session of the
+        SHA-256 of it is kept), the name and picture cleared, the identities unlinked, every session of the
         account revoked (their access and refresh tokens stop working at once), and the stored
         Apple tokens queued durably for revocation at Apple (retried with backoff; a code still
         waiting for its exchange is revoked as soon as Apple returns its token). The security
@@ -1455,8 +1458,8 @@ paths:
       summary: Claims about the token's account (OIDC Core §5.3)
       description: |
         Bearer access token with the `openid` scope. `sub` always; `email` and
-        `email_verified` with `email`; `name` (and `given_name`, `family_name`) with
-        `profile`. A missing, invalid, expired or revoked token answers 401 with
+        `email_verified` with `email`; `name` (and `given_name`, `family_name`) and `picture`
+        with `profile`, each when known. A missing, invalid, expired or revoked token answers 401 with
         `WWW-Authenticate: Bearer realm="…", error="invalid_token"`.
       security:
         - accessToken: []
@@ -2400,7 +2403,7 @@ paths:
       operationId: deleteAccount
       summary: Delete an account
       description: |
-        Frees the account's email (only a hash of it is kept), clears its name, unlinks its
+        Frees the account's email (only a hash of it is kept), clears its name and picture, unlinks its
         identities and revokes its sessions. The account remains listed with status `deleted`.
         Deleting a deleted account changes nothing. Apple refresh tokens kept from its native
         logins are revoked at Apple's `/auth/revoke` after the delete commits (a failure never
@@ -3373,6 +3376,10 @@ components:
           type: string
         family_name:
           type: string
+        picture:
+          type: string
+          format: uri
+          description: The profile photo's https URL a provider gave (Google's `picture`).
     OpenIDConfiguration:
       type: object
       required: [issuer, authorization_endpoint, token_endpoint, jwks_uri, response_types_supported]
@@ -4062,7 +4069,7 @@ components:
           maxLength: 200
     Account:
       type: object
-      required: [id, realmId, email, emailVerified, isPrivateEmail, name, status, createdAt, updatedAt]
+      required: [id, realmId, email, emailVerified, isPrivateEmail, name, picture, status, createdAt, updatedAt]
       properties:
         id:
           type: string
@@ -4078,6 +4085,14 @@ components:
           description: An Apple private-relay address.
         name:
           $ref: "#/components/schemas/PersonName"
+        picture:
+          type: [string, "null"]
+          format: uri
+          maxLength: 2048
+          description: |
+            The profile photo's URL as a provider gave it (Google's `picture`) on the account's
+            first sign-in, or a later one while none was kept; an absolute https URL. Null when
+            no provider gave one (Apple never does).
         status:
           $ref: "#/components/schemas/AccountStatus"
         createdAt:
@@ -4683,7 +4698,7 @@ components:
             key for Apple's REST calls).
     Me:
       type: object
-      required: [id, email, emailVerified, isPrivateEmail, name, status, createdAt, identities]
+      required: [id, email, emailVerified, isPrivateEmail, name, picture, status, createdAt, identities]
       properties:
         id:
           type: string
@@ -4696,6 +4711,14 @@ components:
           type: boolean
         name:
           $ref: "#/components/schemas/PersonName"
+        picture:
+          type: [string, "null"]
+          format: uri
+          maxLength: 2048
+          description: |
+            The profile photo's URL as a provider gave it (Google's `picture`) on the account's
+            first sign-in, or a later one while none was kept; an absolute https URL. Null when
+            no provider gave one (Apple never does).
         status:
           $ref: "#/components/schemas/AccountStatus"
         createdAt:

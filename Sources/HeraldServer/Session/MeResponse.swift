@@ -15,6 +15,7 @@ struct MeResponse: Sendable {
         return [
             "id": .string(account.id), "email": .string(account.email), "emailVerified": .bool(account.emailVerified),
             "isPrivateEmail": .bool(account.isPrivateEmail), "name": account.name.json,
+            "picture": account.pictureURL.map(JSONValue.string) ?? .null,
             "status": .string(account.status.rawValue), "createdAt": .number(Double(account.createdAt)),
             "identities": .array(profile.identities.map { identity in
                 ["provider": .string(identity.provider), "linkedAt": .number(Double(identity.linkedAt))]

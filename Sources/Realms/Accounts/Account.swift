@@ -10,21 +10,47 @@ public struct Account: Sendable, Equatable, Codable {
     /// An Apple private-relay address (`@privaterelay.appleid.com`).
     public var isPrivateEmail: Bool
     public var name: PersonName
+    /// The profile photo's URL a provider gave (Google's `picture`); an absolute `https` URL
+    /// (`InputRules.pictureURLProblem`), nil when no provider gave one (Apple never does).
+    public var pictureURL: String?
     public var status: AccountStatus
     public var createdAt: Int64
     public var updatedAt: Int64
 
     public init(id: String, realmId: String, email: String, emailVerified: Bool, isPrivateEmail: Bool,
-                name: PersonName, status: AccountStatus, createdAt: Int64, updatedAt: Int64) {
+                name: PersonName, pictureURL: String? = nil, status: AccountStatus, createdAt: Int64,
+                updatedAt: Int64) {
         self.id = id
         self.realmId = realmId
         self.email = email
         self.emailVerified = emailVerified
         self.isPrivateEmail = isPrivateEmail
         self.name = name
+        self.pictureURL = pictureURL
         self.status = status
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+    }
+
+    /// `pictureURL` is `picture` in every answer, as in OIDC's claim.
+    private enum CodingKeys: String, CodingKey {
+        case id, realmId, email, emailVerified, isPrivateEmail, name, status, createdAt, updatedAt
+        case pictureURL = "picture"
+    }
+
+    // Written out so an unknown picture is `null`, not an absent key (like the name's parts).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(realmId, forKey: .realmId)
+        try container.encode(email, forKey: .email)
+        try container.encode(emailVerified, forKey: .emailVerified)
+        try container.encode(isPrivateEmail, forKey: .isPrivateEmail)
+        try container.encode(name, forKey: .name)
+        try container.encode(pictureURL, forKey: .pictureURL)
+        try container.encode(status, forKey: .status)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
     }
 }
 

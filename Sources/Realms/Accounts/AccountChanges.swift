@@ -41,14 +41,17 @@ public struct NewAccount: Sendable, Equatable {
     public var emailVerified: Bool
     public var isPrivateEmail: Bool
     public var name: PersonName
+    /// The profile photo's URL, as `AccountResolver` accepted it from the provider.
+    public var pictureURL: String?
     public var status: AccountStatus
 
     public init(email: String, emailVerified: Bool = false, isPrivateEmail: Bool = false, name: PersonName = PersonName(),
-                status: AccountStatus = .active) {
+                pictureURL: String? = nil, status: AccountStatus = .active) {
         self.email = email
         self.emailVerified = emailVerified
         self.isPrivateEmail = isPrivateEmail
         self.name = name
+        self.pictureURL = pictureURL
         self.status = status
     }
 }

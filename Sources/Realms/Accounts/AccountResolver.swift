@@ -81,11 +81,12 @@ public struct AccountResolver: Sendable {
         let new: NewAccount
         if let email, owner == nil {
             new = NewAccount(email: email, emailVerified: claims.emailVerified, isPrivateEmail: claims.isPrivateEmail,
-                             name: claims.name)
+                             name: claims.name, pictureURL: claims.picture)
         } else {
             // No email, or it belongs to an account we may not link: a unique placeholder keeps
             // the email column NOT NULL and unique; the provider's email stays on the identity.
-            new = NewAccount(email: placeholder(claims), emailVerified: false, isPrivateEmail: false, name: claims.name)
+            new = NewAccount(email: placeholder(claims), emailVerified: false, isPrivateEmail: false, name: claims.name,
+                             pictureURL: claims.picture)
         }
         let account = try AccountStore.insert(db, realmID: realmID, new, at: at)
         try AccountStore.link(db, Identity(realmId: realmID, provider: claims.provider, openId: claims.subject,
@@ -93,14 +94,15 @@ public struct AccountResolver: Sendable {
         return AccountResolution(account: account, isNewUser: true, linkedByEmail: false)
     }
 
-    /// A later login fills what the account lacks (name parts, a real email instead of the
-    /// placeholder when that email is free); it never overwrites what is there.
+    /// A later login fills what the account lacks (name parts, a picture, a real email instead of
+    /// the placeholder when that email is free); it never overwrites what is there.
     static func fillMissing(_ db: any SQLExecutor, account: Account, claims: ProviderIdentityClaims, email: String?,
                             at: Int64) throws -> Account {
         var updated = account
         if updated.name.givenName == nil { updated.name.givenName = claims.name.givenName }
         if updated.name.familyName == nil { updated.name.familyName = claims.name.familyName }
         if updated.name.displayName == nil { updated.name.displayName = claims.name.displayName }
+        if updated.pictureURL == nil { updated.pictureURL = claims.picture }
         if let email, isPlaceholder(account.email), try AccountStore.load(db, realmID: account.realmId, email: email) == nil {
             updated.email = email
             updated.emailVerified = claims.emailVerified
@@ -110,12 +112,12 @@ public struct AccountResolver: Sendable {
         updated.updatedAt = at
         try db.executeDeferred("""
             UPDATE accounts SET email = ?, email_verified = ?, is_private_email = ?, given_name = ?, family_name = ?,
-                display_name = ?, updated_at = ?
+                display_name = ?, picture_url = ?, updated_at = ?
             WHERE realm_id = ? AND id = ?
             """,
             .text(updated.email), SQLValue(updated.emailVerified), SQLValue(updated.isPrivateEmail),
             .optional(updated.name.givenName), .optional(updated.name.familyName), .optional(updated.name.displayName),
-            .integer(at), .text(account.realmId), .text(account.id))
+            .optional(updated.pictureURL), .integer(at), .text(account.realmId), .text(account.id))
         return updated
     }
 
@@ -127,7 +129,9 @@ public struct AccountResolver: Sendable {
     /// Whether an email is a login placeholder (never deliverable; replaceable by a real one).
     public static func isPlaceholder(_ email: String) -> Bool { email.hasSuffix(".placeholder") }
 
-    /// Drops name parts and emails that could not be stored (too long, control characters).
+    /// Drops name parts and emails that could not be stored (too long, control characters), and a
+    /// picture that is not a plain https URL (`InputRules.pictureURLProblem`): silently, since a
+    /// photo is never worth refusing a login.
     static func sanitized(_ claims: ProviderIdentityClaims) -> ProviderIdentityClaims {
         var result = claims
         func clean(_ part: String?) -> String? {
@@ -138,6 +142,7 @@ public struct AccountResolver: Sendable {
         result.name = PersonName(givenName: clean(claims.name.givenName), familyName: clean(claims.name.familyName),
                                  displayName: clean(claims.name.displayName))
         if let email = claims.email, InputRules.emailProblem(email) != nil { result.email = nil }
+        if let picture = claims.picture, InputRules.pictureURLProblem(picture) != nil { result.picture = nil }
         return result
     }
 }

@@ -28,6 +28,7 @@ public struct AccountStore: Sendable {
         var issues = FieldIssues()
         if let problem = InputRules.emailProblem(new.email) { issues.add("email", problem) }
         new.name.validate(into: &issues)
+        if let picture = new.pictureURL, let problem = InputRules.pictureURLProblem(picture) { issues.add("picture", problem) }
         try issues.throwIfAny()
         let at = now().unixSeconds
         return try await database.write { db in
@@ -129,9 +130,9 @@ public struct AccountStore: Sendable {
     }
 
     /// Deletes an account: its email is freed (replaced by a placeholder; only a SHA-256 of
-    /// the original is kept), its name cleared, identities unlinked, sessions revoked, the
-    /// deletion hook run (queueing the revocation of its Apple tokens) and the requester's event
-    /// recorded, in one transaction. Deleting an already deleted account changes nothing and
+    /// the original is kept), its name and picture cleared, identities unlinked, sessions
+    /// revoked, the deletion hook run (queueing the revocation of its Apple tokens) and the
+    /// requester's event recorded, in one transaction. Deleting an already deleted account changes nothing and
     /// answers what the deletion that did it recorded. The one path of the admin delete and the
     /// owner's `DELETE /me`. Throws `notFound` (realm or account).
     public func delete(realmID: String, id: String, by requester: AccountDeletionRequester) async throws -> AccountDeletion {
@@ -172,11 +173,13 @@ public struct AccountStore: Sendable {
         after.emailVerified = false
         after.isPrivateEmail = false
         after.name = PersonName()
+        after.pictureURL = nil
         after.status = .deleted
         after.updatedAt = at
         try db.execute("""
             UPDATE accounts SET email = ?, email_verified = 0, is_private_email = 0, given_name = NULL,
-                family_name = NULL, display_name = NULL, status = 'deleted', deleted_email_hash = ?, updated_at = ?
+                family_name = NULL, display_name = NULL, picture_url = NULL, status = 'deleted', deleted_email_hash = ?,
+                updated_at = ?
             WHERE realm_id = ? AND id = ?
             """,
             .text(after.email), .blob(SHA256.hash(before.email)), .integer(at), .text(realmID), .text(id))
@@ -233,16 +236,17 @@ public struct AccountStore: Sendable {
     public static func insert(_ db: any SQLExecutor, realmID: String, _ new: NewAccount, at: Int64) throws -> Account {
         let account = Account(id: SecureRandom.token(byteCount: 16), realmId: realmID, email: normalizedEmail(new.email),
                               emailVerified: new.emailVerified, isPrivateEmail: new.isPrivateEmail, name: new.name,
-                              status: new.status, createdAt: at, updatedAt: at)
+                              pictureURL: new.pictureURL, status: new.status, createdAt: at, updatedAt: at)
         do {
             try db.execute("""
                 INSERT INTO accounts (id, realm_id, email, email_verified, is_private_email, given_name, family_name,
-                    display_name, status, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    display_name, picture_url, status, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 .text(account.id), .text(realmID), .text(account.email), SQLValue(account.emailVerified),
                 SQLValue(account.isPrivateEmail), .optional(account.name.givenName), .optional(account.name.familyName),
-                .optional(account.name.displayName), .text(account.status.rawValue), .integer(at), .integer(at))
+                .optional(account.name.displayName), .optional(account.pictureURL), .text(account.status.rawValue),
+                .integer(at), .integer(at))
         } catch where error.code == .uniqueViolation {
             throw RealmsError.conflict("Another account of the realm has this email")
         }
@@ -352,11 +356,13 @@ public struct AccountStore: Sendable {
                 name: PersonName(givenName: try row.optionalString("given_name"),
                                  familyName: try row.optionalString("family_name"),
                                  displayName: try row.optionalString("display_name")),
+                pictureURL: try row.optionalString("picture_url"),
                 status: AccountStatus(rawValue: try row.string("status")) ?? .disabled,
                 createdAt: try row.int("created_at"), updatedAt: try row.int("updated_at"))
     }
 
-    /// Audit changes with personal data removed: emails appear as `sha256:<hex>`, names as redacted.
+    /// Audit changes with personal data removed: emails appear as `sha256:<hex>`, names and
+    /// pictures as redacted.
     static func auditChanges(before: Account, after: Account) -> [String: FieldChange] {
         var changes = AuditDiff.changes(before: before, after: after)
         if changes["email"] != nil {
@@ -365,6 +371,10 @@ public struct AccountStore: Sendable {
         if changes["name"] != nil {
             changes["name"] = FieldChange(before: before.name.isEmpty ? .null : .string(AuditDiff.redacted),
                                           after: after.name.isEmpty ? .null : .string(AuditDiff.redacted))
+        }
+        if changes["picture"] != nil {
+            changes["picture"] = FieldChange(before: before.pictureURL == nil ? .null : .string(AuditDiff.redacted),
+                                             after: after.pictureURL == nil ? .null : .string(AuditDiff.redacted))
         }
         return changes
     }

@@ -11,16 +11,20 @@ public struct ProviderIdentityClaims: Sendable, Equatable {
     public var isPrivateEmail: Bool
     /// The name the app passed along (Apple gives it only on the first authorization).
     public var name: PersonName
+    /// The profile photo's URL (Google's `picture`; Apple never sends one). Kept only when
+    /// `InputRules.pictureURLProblem` accepts it.
+    public var picture: String?
 
-    /// Claims with every field given (`name` optional).
+    /// Claims with every field given (`name` and `picture` optional).
     public init(provider: String, subject: String, email: String?, emailVerified: Bool, isPrivateEmail: Bool,
-                name: PersonName = PersonName()) {
+                name: PersonName = PersonName(), picture: String? = nil) {
         self.provider = provider
         self.subject = subject
         self.email = email
         self.emailVerified = emailVerified
         self.isPrivateEmail = isPrivateEmail
         self.name = name
+        self.picture = picture
     }
 }
 

@@ -140,6 +140,17 @@ public enum InputRules {
         return rest.isEmpty ? "must have a path after the scheme" : nil
     }
 
+    /// Why a profile photo URL (a provider's `picture`) is not kept: it must be an absolute
+    /// `https` URL with a host, at most 2,048 bytes, with no whitespace, control or non-ASCII
+    /// characters, credentials or fragment. Consoles and apps later show it as an image, so
+    /// only https: never `http` (mixed content, the photo and its viewer in clear), nor
+    /// `javascript:`, `data:` or a relative path a page would resolve against itself.
+    public static func pictureURLProblem(_ text: String) -> String? {
+        if let problem = urlTextProblem(text) { return problem }
+        guard scheme(of: text) == "https" else { return "must be an absolute https URL" }
+        return webURLProblem(text, scheme: "https")
+    }
+
     /// Why a change reason (`X-Change-Reason`) is refused.
     public static func reasonProblem(_ text: String) -> String? {
         if text.count > maxReasonLength { return "must be at most \(maxReasonLength) characters" }

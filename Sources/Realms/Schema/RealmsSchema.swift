@@ -166,5 +166,10 @@ public enum RealmsSchema {
             )
             """,
         ]),
+        // The profile photo's URL a provider gave (Google's `picture`, issue #34); NULL when none
+        // did, as for every existing account until its next sign-in brings one.
+        Migration(module: "realms", version: 9, name: "account picture url", statements: [
+            "ALTER TABLE accounts ADD COLUMN picture_url TEXT",
+        ]),
     ]
 }

@@ -60,7 +60,10 @@ public final class TokenSigner: Sendable {
                 claims["email"] = .string(account.email)
                 claims["email_verified"] = .bool(account.emailVerified)
             }
-            if scope.contains("profile"), let name = account.name.formatted { claims["name"] = .string(name) }
+            if scope.contains("profile") {
+                if let name = account.name.formatted { claims["name"] = .string(name) }
+                if let picture = account.pictureURL { claims["picture"] = .string(picture) }
+            }
             idToken = try CompactJWS.sign(header: JOSEHeader(alg: key.algorithm.rawValue, kid: key.kid, typ: "JWT"),
                                           payload: JSONValue.object(claims).serialized(), key: privateKey)
         }
