@@ -178,20 +178,25 @@ struct SessionTests {
         }
     }
 
-    @Test("refresh tokens are stored only as SHA-256 hashes", arguments: Backend.allCases)
+    @Test("refresh tokens are stored only as their selector and SHA-256 of their verifier", arguments: Backend.allCases)
     func refreshTokensStoredHashed(backend: Backend) async throws {
         try await NativeLoginFixture.with(backend: backend) { fixture in
             let token = try await fixture.loginOK()["refreshToken"]?.stringValue ?? ""
-            let hashes = try await fixture.herald.application.services.database.read { db in
-                try db.query("SELECT token_hash FROM refresh_tokens").map { try $0.bytes("token_hash") }
+            let parts = token.split(separator: ".").map(String.init)
+            try #require(parts.count == 2)
+            let stored = try await fixture.herald.application.services.database.read { db in
+                try db.query("SELECT token_hash, verifier_hash FROM refresh_tokens").map {
+                    [try $0.bytes("token_hash"), try $0.bytes("verifier_hash")]
+                }
             }
-            #expect(hashes == [SHA256.hash(Array(token.utf8))])
+            #expect(stored == [[Base64URL.decode(parts[0]) ?? [], SHA256.hash(Array(parts[1].utf8))]])
+            let verifier = parts[1]
             // Only SQLite has the raw bytes at hand: its database file and write-ahead log. A
             // PostgreSQL server's files belong to the cluster; the rows above are what it stores.
             guard backend == .sqlite else { return }
             let file = try Data(contentsOf: URL(fileURLWithPath: fixture.herald.databasePath))
             let wal = (try? Data(contentsOf: URL(fileURLWithPath: fixture.herald.databasePath + "-wal"))) ?? Data()
-            #expect(file.range(of: Data(token.utf8)) == nil && wal.range(of: Data(token.utf8)) == nil)
+            #expect(file.range(of: Data(verifier.utf8)) == nil && wal.range(of: Data(verifier.utf8)) == nil)
         }
     }
 

@@ -114,5 +114,12 @@ public enum TokenIssuerSchema {
         Migration(module: "tokens", version: 7, name: "sessions without a realm foreign key", statements: [
             "ALTER TABLE sessions DROP CONSTRAINT IF EXISTS sessions_realm_id_fkey",
         ], postgresOnly: true),
+        // Refresh tokens as `selector.verifier` (`RefreshToken`): a new token's row is keyed by
+        // its time-ordered selector (in token_hash, 16 bytes) and keeps SHA-256 of its verifier
+        // here, so each new token lands at the right edge of the key's index. Rows of before
+        // (SHA-256 of the whole token, 32 bytes) keep NULL, and their tokens keep working.
+        Migration(module: "tokens", version: 8, name: "refresh token verifiers", statements: [
+            "ALTER TABLE refresh_tokens ADD COLUMN verifier_hash BLOB",
+        ]),
     ]
 }

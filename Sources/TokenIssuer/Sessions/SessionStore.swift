@@ -9,9 +9,6 @@ import Storage
 /// rotates the token; a rotated token presented again revokes the whole family. The session
 /// row is what `AccessTokenVerifier` reads, so a revoked session ends its access tokens at once.
 public struct SessionStore: Sendable {
-    /// Random bytes in a refresh token (256 bits).
-    public static let refreshTokenBytes = 32
-
     private let database: any Database
     private let signer: TokenSigner
     private let now: @Sendable () -> Date
@@ -44,8 +41,7 @@ public struct SessionStore: Sendable {
         let started = now()
         let at = started.unixSeconds
         let sessionID = SessionID.make(at: started)
-        let refreshToken = SecureRandom.token(byteCount: Self.refreshTokenBytes)
-        let hash = Self.hash(refreshToken)
+        let refreshToken = RefreshToken.make(at: started)
         let expiresAt = at + Int64(request.refreshTokenTTL)
         let idleExpiresAt = request.refreshIdleTTL.map { at + Int64($0) }
         guard let account = try account ?? AccountStore.load(db, realmID: request.realmID, id: request.accountID) else {
@@ -71,14 +67,13 @@ public struct SessionStore: Sendable {
             SQLValue(request.ipBinding), .integer(request.authTime), .integer(Int64(request.accessTokenTTL)),
             .integer(at), .integer(expiresAt), request.refreshIdleTTL.map { .integer(Int64($0)) } ?? .null,
             idleExpiresAt.map { .integer($0) } ?? .null)
-        try db.executeDeferred("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
-                               .blob(hash), .text(sessionID), .integer(at))
+        try Self.insert(db, refreshToken, sessionID: sessionID, at: at)
         let session = SessionSnapshot(id: sessionID, realmID: request.realmID, clientID: request.clientID,
                                       clientInstanceID: request.clientInstanceID, accountID: request.accountID, scope: request.scope, authTime: request.authTime,
                                       accessTokenTTL: request.accessTokenTTL, expiresAt: expiresAt,
                                       refreshIdleTTL: request.refreshIdleTTL, idleExpiresAt: idleExpiresAt)
         return PreparedSession(session: session, material: try Self.material(db, key: key, account: account, answer: answer),
-                               refreshToken: refreshToken, nonce: request.nonce, at: at)
+                               refreshToken: refreshToken.text, nonce: request.nonce, at: at)
     }
 
     /// What `startSession` reads for the realm's active signing key, for a caller that sends it
@@ -108,7 +103,7 @@ public struct SessionStore: Sendable {
     /// The refresh transaction's one read: the token and its session with its account's and its
     /// client's standing, joined through the fragments Realms publishes for them.
     private static let refreshLookupSQL = """
-        SELECT s.*, r.rotated_at, \(AccountStanding.columns), \(ClientStanding.columns) FROM refresh_tokens r
+        SELECT s.*, r.rotated_at, r.verifier_hash, \(AccountStanding.columns), \(ClientStanding.columns) FROM refresh_tokens r
         JOIN sessions s ON s.id = r.session_id
         \(AccountStanding.join(accountColumn: "s.account_id"))
         \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
@@ -128,17 +123,17 @@ public struct SessionStore: Sendable {
     /// realm whose stamp differs now refuses with `settingsChanged` and changes nothing.
     public func refresh(realmID: String, presenter: RefreshPresenter, refreshToken: String, scope: [String]?,
                         clientIP: String, settingsStamp: String? = nil) async throws(TokenError) -> IssuedTokens {
-        let at = now().unixSeconds
-        let presented = Self.hash(refreshToken)
-        let replacement = SecureRandom.token(byteCount: Self.refreshTokenBytes)
-        let replacementHash = Self.hash(replacement)
+        let started = now()
+        let at = started.unixSeconds
+        guard let presented = RefreshToken(presented: refreshToken) else { throw TokenError(.invalidGrant) }
+        let replacement = RefreshToken.make(at: started)
         let step: RefreshStep
         do {
             // READ COMMITTED on PostgreSQL: single use rests on the conditional UPDATE below (a
             // concurrent rotation makes it change no row, which is reuse), not on SERIALIZABLE,
             // whose index-page locks made refreshes of unrelated sessions fail each other.
             step = try await database.write(isolation: .readCommitted, lostCommitCheck: { step, db in
-                try Self.committed(step, presented: presented, replacementHash: replacementHash, in: db)
+                try Self.committed(step, presented: presented, replacement: replacement, in: db)
             }) { db -> RefreshStep in
                 // One round trip on PostgreSQL: the token with its session, account and client
                 // standing; the conditional rotation (its row count decides single use); the
@@ -147,12 +142,12 @@ public struct SessionStore: Sendable {
                 // that must change nothing undoes it by throwing (`Undone`), so all rolls back.
                 let stampRead = settingsStamp.map { _ in [RealmSettingsVersion.currentStatement(realmID: realmID)] } ?? []
                 let batch = try db.queryBatch(stampRead + [
-                    (Self.refreshLookupSQL, [.blob(presented)]),
+                    (Self.refreshLookupSQL, [.blob(presented.lookup)]),
                     ("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL RETURNING rotated_at",
-                     [.integer(at), .blob(presented)]),
+                     [.integer(at), .blob(presented.lookup)]),
                     AccountStore.loadStatement(realmID: realmID, idSelectedBy: (
                         "SELECT s.account_id FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?",
-                        [.blob(presented)])),
+                        [.blob(presented.lookup)])),
                     SealedSigningKey.activeStatement(realmID: realmID),
                 ])
                 let answers = Array(batch.dropFirst(stampRead.count))
@@ -165,7 +160,9 @@ public struct SessionStore: Sendable {
                 if let settingsStamp, try RealmSettingsVersion.current(fromRows: batch[0]) != settingsStamp {
                     return try refused(.settingsChanged)
                 }
-                guard let row = answers[0].first else { return try refused(.invalidGrant) }
+                // A selector without its verifier is no token: refused before anything else, so
+                // it can neither rotate nor revoke.
+                guard let row = answers[0].first, try presented.isHeld(by: row) else { return try refused(.invalidGrant) }
                 var session = try SessionSnapshot(row: row)
                 guard session.realmID == realmID else { return try refused(.invalidGrant) }
                 guard session.clientID == presenter.clientID else { return try refused(.clientMismatch) }
@@ -203,8 +200,7 @@ public struct SessionStore: Sendable {
                     return try refused(.accountDeleted)
                 }
                 // Deferred (see startSession): they travel with COMMIT.
-                try db.executeDeferred("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
-                                       .blob(replacementHash), .text(session.id), .integer(at))
+                try Self.insert(db, replacement, sessionID: session.id, at: at)
                 // The capped scope is stored: scopes a client loses stay lost to its sessions
                 // even if the client is given them again (the user would have to sign in anew).
                 // Using the session moves its idle deadline on (last_refreshed_at is its last use).
@@ -231,7 +227,7 @@ public struct SessionStore: Sendable {
         case .rotated(let session, let material):
             do {
                 return try signer.sign(session: session, scope: scope ?? session.scope, material: material,
-                                       refreshToken: replacement, nonce: nil, at: at)
+                                       refreshToken: replacement.text, nonce: nil, at: at)
             } catch {
                 throw TokenError(.storageFailure)
             }
@@ -242,16 +238,16 @@ public struct SessionStore: Sendable {
     /// unanswered (a failover): a rotation by the replacement token it stored (random, so only
     /// this refresh could have), a detected reuse by the revocation. Without this the client's
     /// retry would present a token that was in fact rotated, and revoke its own session as reuse.
-    private static func committed(_ step: RefreshStep, presented: [UInt8], replacementHash: [UInt8],
+    private static func committed(_ step: RefreshStep, presented: RefreshToken, replacement: RefreshToken,
                                   in db: any SQLExecutor) throws -> Bool {
         switch step {
         case .rotated:
-            return try db.queryOne("SELECT 1 AS stored FROM refresh_tokens WHERE token_hash = ?", .blob(replacementHash)) != nil
+            return try db.queryOne("SELECT 1 AS stored FROM refresh_tokens WHERE token_hash = ?", .blob(replacement.lookup)) != nil
         case .refused(.reuseDetected):
             return try db.queryOne("""
                 SELECT 1 AS revoked FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
                 WHERE r.token_hash = ? AND s.revoked_at IS NOT NULL
-                """, .blob(presented)) != nil
+                """, .blob(presented.lookup)) != nil
         case .refused:
             return true  // nothing was written
         }
@@ -279,34 +275,35 @@ public struct SessionStore: Sendable {
     /// The session a refresh token of the realm belongs to (any state), or nil for an unknown
     /// token or another realm's (logout revokes it with the access token's session).
     public func sessionID(ofRefreshToken token: String, realmID: String) async throws -> String? {
-        let hash = Self.hash(token)
-        return try await database.read { db in try Self.sessionID(db, ofRefreshTokenHash: hash, realmID: realmID) }
+        guard let presented = RefreshToken(presented: token) else { return nil }
+        return try await database.read { db in try Self.sessionID(db, of: presented, realmID: realmID) }
     }
 
-    /// The session of the refresh token whose hash is `hash`, in the realm; any state.
-    static func sessionID(_ db: any SQLExecutor, ofRefreshTokenHash hash: [UInt8], realmID: String) throws -> String? {
-        try db.queryOne("""
-            SELECT s.id FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+    /// The session of a presented refresh token, in the realm; any state.
+    static func sessionID(_ db: any SQLExecutor, of presented: RefreshToken, realmID: String) throws -> String? {
+        guard let row = try db.queryOne("""
+            SELECT s.id, r.verifier_hash FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
             WHERE r.token_hash = ? AND s.realm_id = ?
-            """, .blob(hash), .text(realmID)).map { try $0.string("id") }
+            """, .blob(presented.lookup), .text(realmID)), try presented.isHeld(by: row) else { return nil }
+        return try row.string("id")
     }
 
     /// Looks a refresh token up without using it, for /revoke (whose client owns it) and
     /// /introspect (is it active, for whom). Reads only; never rotates. nil for an unknown
     /// token or another realm's.
     public func session(ofRefreshToken token: String, realmID: String) async throws -> RefreshTokenSession? {
-        let hash = Self.hash(token)
+        guard let presented = RefreshToken(presented: token) else { return nil }
         let at = now().unixSeconds
         return try await database.read { db in
             guard let row = try db.queryOne("""
                 SELECT s.id, s.client_id, s.client_instance, s.account_id, s.scope, s.expires_at, s.revoked_at,
                     s.idle_expires_at,
-                    r.created_at, r.rotated_at, \(AccountStanding.columns), \(ClientStanding.columns)
+                    r.created_at, r.rotated_at, r.verifier_hash, \(AccountStanding.columns), \(ClientStanding.columns)
                 FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
                 \(AccountStanding.join(accountColumn: "s.account_id"))
                 \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
                 WHERE r.token_hash = ? AND s.realm_id = ?
-                """, .blob(hash), .text(realmID)) else { return nil }
+                """, .blob(presented.lookup), .text(realmID)), try presented.isHeld(by: row) else { return nil }
             // A disabled, deleted or re-created client ends the session as a refresh would see it.
             let client = try ClientStanding(joinedRow: row)
             let active = try row.optionalInt("rotated_at") == nil && row.optionalInt("revoked_at") == nil
@@ -343,8 +340,12 @@ public struct SessionStore: Sendable {
 
     // MARK: - Rows
 
-    /// SHA-256 of a refresh token's text: high entropy, so a fast hash is enough.
-    static func hash(_ token: String) -> [UInt8] { SHA256.hash(Array(token.utf8)) }
+    /// Stores a refresh token of the session. Deferred (see `startSession`): it travels with the
+    /// transaction's next statement or COMMIT.
+    private static func insert(_ db: any SQLExecutor, _ token: RefreshToken, sessionID: String, at: Int64) throws {
+        try db.executeDeferred("INSERT INTO refresh_tokens (token_hash, verifier_hash, session_id, created_at) VALUES (?, ?, ?, ?)",
+                               .blob(token.lookup), .optionalBlob(token.verifierHash), .text(sessionID), .integer(at))
+    }
 
     /// What signing for `answer` needs, with the profile read in `db` when the answer shows it.
     private static func material(_ db: any SQLExecutor, key: SealedSigningKey, account: Account,

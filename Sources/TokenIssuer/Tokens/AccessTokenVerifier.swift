@@ -83,11 +83,9 @@ public struct AccessTokenVerifier: Sendable {
             else { return nil }
             return .idToken
         }
-        // Refresh tokens are 43 characters; anything much longer is not worth hashing.
-        guard token.utf8.count <= 512 else { return nil }
-        let hash = SessionStore.hash(token)
+        guard let presented = RefreshToken(presented: token) else { return nil }
         let found = try await database.read { db in
-            try SessionStore.sessionID(db, ofRefreshTokenHash: hash, realmID: realmID)
+            try SessionStore.sessionID(db, of: presented, realmID: realmID)
         }
         return found != nil ? .refreshToken : nil
     }
