@@ -4,8 +4,8 @@ import Synchronization
 /// single writer keeps committing meanwhile.
 ///
 /// SQLite's automatic checkpoint ran on the writer after the commit that took the WAL past
-/// 1,000 frames: it copied them and synced the database file — about 8 ms on this kind of
-/// disk, several times a second under load — while every queued write waited. Now that
+/// 1,000 frames (its default): it copied them and synced the database file — about 8 ms on
+/// this kind of disk, several times a second under load — while every queued write waited. Now that
 /// commit hands the copy to this checkpointer (a PASSIVE checkpoint, which takes no lock a
 /// writer needs). What the writer commits during the pass is left over, so the writer's next
 /// commit after the pass copies that rest itself (`afterCommit`): a few frames, and it is what
