@@ -36,6 +36,8 @@ struct AlgorithmCheck {
     /// Quotes a header value for a detail line, shortened so a hostile header cannot flood output.
     static func quoted(_ text: String) -> String {
         let limit = 64
+        // The common case (a short printable ASCII kid or alg) without walking scalars.
+        if text.utf8.count <= limit, text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return "\"" + text + "\"" }
         let shown = text.count > limit ? String(text.prefix(limit)) + "…" : text
         return "\"" + shown.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined() + "\""
     }
