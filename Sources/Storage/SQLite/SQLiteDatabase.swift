@@ -39,13 +39,13 @@ public final class SQLiteDatabase: Database {
     /// exist; an unopenable file fails with `.io`, a file that is not a database with `.corrupt`.
     /// `now` stamps `schema_migrations.applied_at`.
     /// `checkpointThreshold` is the WAL length, in pages, at which it is copied back into the
-    /// database file (`SQLiteCheckpointer`). 10,000 (about 40 MB of WAL), not SQLite's own
-    /// 1,000: a checkpoint copies each page once however often the WAL holds it, and the
-    /// random-key leaves every login dirties (the replay ledger's, `sessions_account`) come back
-    /// often within the longer window. Measured on the returning-login bench (issue #39): 23.4–23.9
-    /// KB written per login at 1,000, 20.3 at 4,000, 18.3 at 10,000, 16.9 at 30,000, at the same
-    /// throughput and p99.
-    public init(path: String, readerCount: Int = 2, checkpointThreshold: Int = 10_000,
+    /// database file (`SQLiteCheckpointer`); 1,000 is SQLite's own `wal_autocheckpoint`. A longer
+    /// WAL writes fewer bytes (a checkpoint copies each page once however often the WAL holds
+    /// it) but each pass is a larger burst that the writer's syncs wait behind. Measured on the
+    /// returning-login bench (issue #39): 25.6 KB written per login and an open-loop p99 at 50 %
+    /// load of 8.3 ms at 1,000; 21.3 KB and 10.5 ms at 3,000; 18.5 KB and 20.0 ms at 10,000.
+    /// Latency is what a user sees, so it stays 1,000.
+    public init(path: String, readerCount: Int = 2, checkpointThreshold: Int = 1_000,
                 now: @escaping @Sendable () -> Date) throws(StorageError) {
         guard readerCount >= 1 else {
             throw StorageError(code: .unsupported, message: "readerCount must be at least 1 (got \(readerCount))")
