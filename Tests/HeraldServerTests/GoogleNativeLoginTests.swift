@@ -112,6 +112,26 @@ struct GoogleNativeLoginTests {
         }
     }
 
+    @Test("failed Google attempts count against the realm's per-IP limit: then 429 rate_limited with Retry-After, even for a valid token",
+          arguments: Backend.allCases)
+    func failedAttemptsAreLimited(backend: Backend) async throws {
+        try await GoogleLoginFixture.with(backend: backend,
+                                          realmFields: ["rateLimit": ["failuresPerWindow": 3, "windowSeconds": 300]],
+                                          clock: NativeLoginFixture.clockInsideOneWindow()) { fixture in
+            for _ in 0..<3 {
+                let nonce = fixture.base.freshNonce()
+                let bad = try await fixture.login(token: fixture.token(nonce: nonce) { $0.claims["aud"] = "other.apps.googleusercontent.com" },
+                                                  nonce: nonce)
+                #expect(bad.status == 401)
+            }
+            let nonce = fixture.base.freshNonce()
+            let limited = try await fixture.login(token: fixture.token(nonce: nonce), nonce: nonce)
+            #expect(limited.status == 429)
+            #expect(limited.code == "rate_limited")
+            #expect((1...300).contains(Int(limited.header("Retry-After") ?? "") ?? 0))
+        }
+    }
+
     @Test("the nonce is required by default, and a realm's hostedDomain admits only its Workspace accounts")
     func nonceAndHostedDomain() async throws {
         try await GoogleLoginFixture.with(provider: ["enabled": true, "clientIds": [.string(GoogleLoginFixture.clientID)],
