@@ -134,6 +134,17 @@ import Testing
         }
     }
 
+    @Test func sqliteWritesPerCommitAreAHistogram() async throws {
+        try await RunningHerald.with { herald in
+            let text = try await herald.send("GET", "/metrics").text
+            #expect(text.contains("# TYPE herald_sqlite_commit_batch_size histogram"))
+            let count = text.firstMatch(of: /herald_sqlite_commit_batch_size_count (\d+)/).map { Int($0.1) ?? 0 } ?? 0
+            let sum = text.firstMatch(of: /herald_sqlite_commit_batch_size_sum (\d+)/).map { Int($0.1) ?? 0 } ?? 0
+            #expect(count >= 1 && sum >= count, "the migrations committed")
+            #expect(text.contains("herald_sqlite_commit_batch_size_bucket{le=\"+Inf\"} \(count)"))
+        }
+    }
+
     @Test func histogramBucketsAreCumulative() {
         let metrics = HeraldMetrics()
         metrics.recordRequest(route: "/x", status: 200, durationSeconds: 0.002)

@@ -50,6 +50,17 @@ struct DigestTests {
         #expect(Set((0..<100).map { _ in SecureRandom.token() }).count == 100)
     }
 
+    @Test func pooledRandomBytesAreNeverHandedOutTwiceAcrossBlocks() {
+        // 33-byte draws straddle every 4 KiB block boundary; any byte handed out twice (or a
+        // zeroed one) would show as a repeated 33-byte draw.
+        let draws = (0..<1_000).map { _ in SecureRandom.bytes(count: 33) }
+        #expect(Set(draws).count == draws.count)
+        #expect(draws.allSatisfy { $0.count == 33 && $0 != [UInt8](repeating: 0, count: 33) })
+        // At and just past the pooled limit (256 bytes).
+        #expect(SecureRandom.bytes(count: 256).count == 256)
+        #expect(SecureRandom.bytes(count: 257).count == 257)
+    }
+
     @Test func hexRoundTripsAndRejectsOddOrNonHex() {
         #expect(Hex.encode([0x00, 0xAB, 0xFF]) == "00abff")
         #expect(Hex.decode("00abFF") == [0x00, 0xAB, 0xFF])

@@ -69,6 +69,23 @@ import Testing
         }
     }
 
+    @Test func everyCommitIsCountedWithTheWritesItCarried() async throws {
+        try await withDatabase { database in
+            try await database.write { try $0.execute("CREATE TABLE t (k INTEGER PRIMARY KEY)") }
+            let before = database.commitBatches.snapshot
+            let writes: [@Sendable (any SQLExecutor) throws -> Void] = (0..<20).map { index in
+                { db in try db.execute("INSERT INTO t (k) VALUES (?)", .integer(Int64(index))) }
+            }
+            _ = try await Self.queuedBehindABusyWriter(database, writes)
+            let after = database.commitBatches.snapshot
+            // The busy writer's lone write (bucket ≤ 1), then the 20 queued ones together (≤ 32).
+            let added = zip(after.bucketCounts, before.bucketCounts).map { $0 - $1 }
+            #expect(added == [1, 0, 0, 0, 0, 1, 0])
+            #expect(after.writes - before.writes == 21)
+            #expect(after.commits == database.writer.commitCount)
+        }
+    }
+
     @Test func aBodyThatEndsTheSharedTransactionFailsAloneAndTheOthersRunAgainOnTheirOwn() async throws {
         try await withDatabase { database in
             try await database.write { try $0.execute("CREATE TABLE t (k INTEGER PRIMARY KEY)") }

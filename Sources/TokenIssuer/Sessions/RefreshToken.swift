@@ -33,9 +33,8 @@ struct RefreshToken: Sendable {
 
     /// A new token issued at `date`.
     static func make(at date: Date) -> RefreshToken {
-        let milliseconds = UInt64(max(0, date.timeIntervalSince1970 * 1_000))
-        let time = (0..<6).reversed().map { UInt8(truncatingIfNeeded: milliseconds >> (8 * UInt64($0))) }
-        let selector = time + SecureRandom.bytes(count: selectorBytes - time.count)
+        let selector = CreationTimePrefix.bytes(at: date)
+            + SecureRandom.bytes(count: selectorBytes - CreationTimePrefix.byteCount)
         let verifier = SecureRandom.token(byteCount: verifierBytes)
         return RefreshToken(text: Base64URL.encode(selector) + "." + verifier, lookup: selector,
                             verifierHash: SHA256.hash(Array(verifier.utf8)))

@@ -11,8 +11,6 @@ import JOSE
 /// unguessable, and ids made before (22 random characters) keep working: nothing parses one.
 enum SessionID {
     static func make(at date: Date) -> String {
-        let milliseconds = UInt64(max(0, date.timeIntervalSince1970 * 1_000))
-        let time = String(milliseconds, radix: 16)
-        return String(repeating: "0", count: max(0, 12 - time.count)) + time + SecureRandom.token(byteCount: 12)
+        Hex.encode(CreationTimePrefix.bytes(at: date)) + SecureRandom.token(byteCount: 12)
     }
 }
