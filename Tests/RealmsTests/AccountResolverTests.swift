@@ -34,6 +34,35 @@ struct AccountResolverTests {
         }
     }
 
+    @Test("the identity takes the provider's email once; later logins that bring it send no statement for it",
+          arguments: Backend.allCases)
+    func identityEmailIsWrittenOnce(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let resolver = AccountResolver(now: test.clock.closure)
+            let realm = try #require(try await test.database.read { db in try RealmStore.load(db, id: "acme") })
+            /// Resolves `claims`; returns the statements it wrote to `identities`.
+            func identityWrites(_ claims: ProviderIdentityClaims) async throws -> [String] {
+                try await test.database.write { db in
+                    let recording = RecordingExecutor(db)
+                    _ = try resolver.resolve(recording, realm: realm, claims: claims)
+                    return recording.statements.filter { $0.contains("UPDATE identities") }
+                }
+            }
+            let identityEmail = {
+                try await test.rows("SELECT email FROM identities WHERE open_id = '001.returning'").first?
+                    .optionalString("email")
+            }
+            #expect(try await identityWrites(Self.claims()).isEmpty)
+            #expect(try await identityEmail() == nil)
+            #expect(try await identityWrites(Self.claims(email: "jane@example.com")).count == 1)
+            #expect(try await identityEmail() == "jane@example.com")
+            #expect(try await identityWrites(Self.claims(email: "jane@example.com")).isEmpty)
+            #expect(try await identityWrites(Self.claims(email: "other@example.com")).isEmpty)
+            #expect(try await identityEmail() == "jane@example.com", "never overwritten")
+        }
+    }
+
     @Test("the first login's picture is stored; a later one fills it only while the account has none", arguments: Backend.allCases)
     func pictureIsKeptFromTheFirstLogin(backend: Backend) async throws {
         try await TestDatabase.with(backend) { test throws in
@@ -111,5 +140,30 @@ struct AccountResolverTests {
             #expect(capitals.linkedByEmail)
             #expect(capitals.account.id == owner.account.id)
         }
+    }
+}
+
+/// Forwards to a transaction's executor and records every statement's SQL.
+private final class RecordingExecutor: SQLExecutor {
+    private let base: any SQLExecutor
+    private(set) var statements: [String] = []
+
+    init(_ base: any SQLExecutor) { self.base = base }
+
+    func execute(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> Int {
+        statements.append(sql)
+        return try base.execute(sql, parameters)
+    }
+
+    func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [Row] {
+        statements.append(sql)
+        return try base.query(sql, parameters)
+    }
+
+    func withSavepoint<T>(_ name: String, _ body: () throws -> T) throws -> T { try base.withSavepoint(name, body) }
+
+    func executeDeferred(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) {
+        statements.append(sql)
+        try base.executeDeferred(sql, parameters)
     }
 }

@@ -492,6 +492,15 @@ struct PostgresDialectTests {
         #expect(thrownCode { try translated("CREATE TABLE a (x INTEGER); DROP TABLE a") } == .unsupported)
     }
 
+    @Test func dollarQuotedBodiesAreCopiedVerbatim() throws {
+        let function = "CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN DELETE FROM t WHERE x = 'INTEGER?'; RETURN NULL; END $$"
+        #expect(try translated(function) == function)
+        #expect(try translated("SELECT $body$ a; b ? $$ $body$, ? , $tag_1$?$tag_1$") == "SELECT $body$ a; b ? $$ $body$, $1 , $tag_1$?$tag_1$")
+        // Not quotes: a positional parameter, an identifier with a dollar sign.
+        #expect(try translated("SELECT $1, a$b$ FROM t WHERE c = ?") == "SELECT $1, a$b$ FROM t WHERE c = $1")
+        #expect(thrownCode { try translated("SELECT $$ a $$; DROP TABLE a") } == .unsupported)
+    }
+
     @Test func byteaHexDecodes() {
         #expect(PostgresConnection.decodeHexBytea("\\x00ff10Ab") == [0, 255, 16, 171])
         #expect(PostgresConnection.decodeHexBytea("\\x") == [])

@@ -30,8 +30,12 @@ public struct AccountResolver: Sendable {
 
     /// What `resolve` reads first, the account of the identity, for a login that sends it with
     /// other statements in one round trip (`SQLExecutor.queryBatch`).
+    /// Its row is the account's, with the identity's own email (`identity_email`).
     public static func lookupStatement(realmID: String, claims: ProviderIdentityClaims) -> (sql: String, parameters: [SQLValue]) {
-        AccountStore.loadStatement(realmID: realmID, provider: claims.provider, openID: claims.subject)
+        ("""
+            SELECT a.*, i.email AS identity_email FROM accounts a JOIN identities i ON i.account_id = a.id
+            WHERE i.realm_id = ? AND i.provider = ? AND i.open_id = ?
+            """, [.text(realmID), .text(claims.provider), .text(claims.subject)])
     }
 
     /// The resolution inside the caller's write transaction.
@@ -41,13 +45,21 @@ public struct AccountResolver: Sendable {
         let email = claims.email.map(AccountStore.normalizedEmail)
 
         // 1. The identity is known (so is its realm: deleting a realm deletes its identities).
-        let known = try identityAccountRows.map { rows in try rows.first.map(AccountStore.account(from:)) }
-            ?? AccountStore.load(db, realmID: realmID, provider: claims.provider, openID: claims.subject)
-        if let account = known {
+        let knownRow: Row?
+        if let identityAccountRows {
+            knownRow = identityAccountRows.first
+        } else {
+            let lookup = lookupStatement(realmID: realmID, claims: claims)
+            knownRow = try db.queryOne(lookup.sql, lookup.parameters)
+        }
+        if let knownRow {
+            let account = try AccountStore.account(from: knownRow)
             switch account.status {
             case .active:
                 let updated = try fillMissing(db, account: account, claims: claims, email: email, at: at)
-                if email != nil {
+                // The identity learns the provider's email once: a returning login whose identity
+                // has one sends no statement for it.
+                if email != nil, try knownRow.optionalString("identity_email") == nil {
                     // Deferred, as the account's update: no answer is needed, so on PostgreSQL they
                     // travel with the login's next statement (a failure still fails the transaction).
                     try db.executeDeferred("""

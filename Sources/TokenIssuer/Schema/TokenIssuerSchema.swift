@@ -1,8 +1,9 @@
 import Storage
 
 /// The TokenIssuer module's tables, as forward-only migrations of module "tokens". They
-/// reference `realms` and `accounts` (Realms' tables) in foreign keys, so that deleting a realm
-/// or an account removes what hangs off it: schema references, not reads. The one read of a
+/// reference `realms` and `accounts` (Realms' tables) in foreign keys (on PostgreSQL, for the
+/// tables every login writes, in cascade triggers: v7, v9), so that deleting a realm or an
+/// account removes what hangs off it: schema references, not reads. The one read of a
 /// Realms table is v4's one-time backfill of `client_instance` from `client_apps.instance_id`,
 /// kept as it ran (a migration is history: it is never edited). Apply them after
 /// `RealmsSchema.migrations`. TokenIssuer's code reads Realms' tables only through what Realms
@@ -121,5 +122,44 @@ public enum TokenIssuerSchema {
         Migration(module: "tokens", version: 8, name: "refresh token verifiers", statements: [
             "ALTER TABLE refresh_tokens ADD COLUMN verifier_hash BLOB",
         ]),
+        // On PostgreSQL a foreign key's check on every insert is a query and a FOR KEY SHARE lock
+        // on the parent row: a login's session locked its account's row (an extra WAL record,
+        // and a multixact when two logins of one account overlap), and each refresh token its
+        // session's. TokenIssuer guarantees both relations itself: a session is only started
+        // for an account read in the same transaction, a refresh token only for a session it
+        // has just started or read. What the keys still did, the cascades, become statement
+        // triggers that delete what hung off the deleted rows (a realm's deletion reaches the
+        // sessions through its cascade to `accounts`). A session that a racing transaction
+        // leaves behind a deleted account is inert: every use joins `accounts`
+        // (`AccountStanding`), and the purge removes it once it ends. SQLite checks a foreign
+        // key with a B-tree read and no lock, and cannot drop one: there they stay.
+        Migration(module: "tokens", version: 9, name: "hot foreign keys as cascade triggers", statements: [
+            "ALTER TABLE sessions DROP CONSTRAINT IF EXISTS sessions_account_id_fkey",
+            "ALTER TABLE refresh_tokens DROP CONSTRAINT IF EXISTS refresh_tokens_session_id_fkey",
+            """
+            CREATE FUNCTION tokens_delete_sessions_of_accounts() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                DELETE FROM sessions s USING deleted_accounts d WHERE s.realm_id = d.realm_id AND s.account_id = d.id;
+                RETURN NULL;
+            END $$
+            """,
+            """
+            CREATE TRIGGER accounts_delete_sessions AFTER DELETE ON accounts
+                REFERENCING OLD TABLE AS deleted_accounts
+                FOR EACH STATEMENT EXECUTE FUNCTION tokens_delete_sessions_of_accounts()
+            """,
+            """
+            CREATE FUNCTION tokens_delete_refresh_tokens_of_sessions() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                DELETE FROM refresh_tokens r USING deleted_sessions d WHERE r.session_id = d.id;
+                RETURN NULL;
+            END $$
+            """,
+            """
+            CREATE TRIGGER sessions_delete_refresh_tokens AFTER DELETE ON sessions
+                REFERENCING OLD TABLE AS deleted_sessions
+                FOR EACH STATEMENT EXECUTE FUNCTION tokens_delete_refresh_tokens_of_sessions()
+            """,
+        ], postgresOnly: true),
     ]
 }
