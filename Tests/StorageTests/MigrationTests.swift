@@ -80,6 +80,22 @@ struct MigrationTests {
         await database.close()
     }
 
+    @Test("a migration for one backend runs there alone, and is recorded on both", arguments: Backend.allCases)
+    func backendOnlyMigrationsRunOnTheirBackend(backend: Backend) async throws {
+        let target = try Target(backend)
+        let database = try target.open()
+        try await database.migrate([
+            Migration(module: "only", version: 1, name: "postgres table", statements: ["CREATE TABLE on_postgres (a TEXT)"],
+                      postgresOnly: true),
+            Migration(module: "only", version: 2, name: "sqlite table", statements: ["CREATE TABLE on_sqlite (a TEXT)"],
+                      sqliteOnly: true),
+        ])
+        #expect(try await tableExists("on_postgres", in: database) == (backend == .postgres))
+        #expect(try await tableExists("on_sqlite", in: database) == (backend == .sqlite))
+        #expect(try await recorded(database).count == 2)
+        await database.close()
+    }
+
     @Test(arguments: Backend.allCases)
     func migratingAgainAndAfterReopenIsANoOp(backend: Backend) async throws {
         let target = try Target(backend)

@@ -15,13 +15,20 @@ public struct Migration: Sendable, Equatable {
     /// True when the statements are for PostgreSQL alone (say, dropping a constraint, which
     /// SQLite's ALTER TABLE cannot): on SQLite the version is recorded and nothing runs.
     public let postgresOnly: Bool
+    /// True when the statements are for SQLite alone (say, rebuilding a table as `WITHOUT
+    /// ROWID`, which means nothing to PostgreSQL): on PostgreSQL the version is recorded and
+    /// nothing runs.
+    public let sqliteOnly: Bool
 
     /// Creates a migration.
-    public init(module: String, version: Int, name: String, statements: [String], postgresOnly: Bool = false) {
+    public init(module: String, version: Int, name: String, statements: [String], postgresOnly: Bool = false,
+                sqliteOnly: Bool = false) {
+        precondition(!(postgresOnly && sqliteOnly), "a migration runs on at least one backend")
         self.module = module
         self.version = version
         self.name = name
         self.statements = statements
         self.postgresOnly = postgresOnly
+        self.sqliteOnly = sqliteOnly
     }
 }

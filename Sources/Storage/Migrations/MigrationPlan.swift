@@ -83,7 +83,8 @@ struct MigrationPlan: Sendable {
            let latestVersion = try latest.optionalInt("latest"), latestVersion > migration.version {
             throw StorageError(code: .migration, message: "migration \(migration.module) v\(migration.version) is not applied but v\(latestVersion) is: new migrations must have higher versions")
         }
-        let skipped = migration.postgresOnly && !(executor is PostgresExecutor)
+        let onPostgres = executor is PostgresExecutor
+        let skipped = (migration.postgresOnly && !onPostgres) || (migration.sqliteOnly && onPostgres)
         for statement in migration.statements where !skipped {
             do {
                 try executor.execute(statement, [])

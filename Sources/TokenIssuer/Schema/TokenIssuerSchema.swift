@@ -161,5 +161,32 @@ public enum TokenIssuerSchema {
                 FOR EACH STATEMENT EXECUTE FUNCTION tokens_delete_refresh_tokens_of_sessions()
             """,
         ], postgresOnly: true),
+        // On SQLite refresh_tokens was a rowid table with a BLOB primary key, so each insert
+        // wrote two B-trees (the table, by rowid, and the key's index) and each lookup by token
+        // searched both. `WITHOUT ROWID` keeps its small rows in their key's B-tree: one tree
+        // fewer per login and per refresh, one search per lookup (issue #39). SQLite cannot
+        // change that in place, so the table is rebuilt with every column and index as v2–v8
+        // left it (it references sessions and nothing references it). `sessions` stays a rowid
+        // table: rebuilt the same way it made each login write about 2 KB more (its rows are
+        // too wide for keys that interior pages repeat; RESULTS.md). PostgreSQL's heap tables
+        // have no rowid: nothing runs there.
+        Migration(module: "tokens", version: 10, name: "refresh tokens without rowid", statements: [
+            """
+            CREATE TABLE refresh_tokens_v10 (
+                token_hash BLOB PRIMARY KEY,
+                session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                created_at INTEGER NOT NULL,
+                rotated_at INTEGER,
+                verifier_hash BLOB
+            ) WITHOUT ROWID
+            """,
+            """
+            INSERT INTO refresh_tokens_v10 (token_hash, session_id, created_at, rotated_at, verifier_hash)
+            SELECT token_hash, session_id, created_at, rotated_at, verifier_hash FROM refresh_tokens
+            """,
+            "DROP TABLE refresh_tokens",
+            "ALTER TABLE refresh_tokens_v10 RENAME TO refresh_tokens",
+            "CREATE INDEX refresh_tokens_session ON refresh_tokens (session_id)",
+        ], sqliteOnly: true),
     ]
 }
