@@ -40,7 +40,3 @@ struct EndedSessionPurgeTests {
         }
     }
 }
-
-private extension [String: JSONValue] {
-    func string(_ key: String) -> String { self[key]?.stringValue ?? "" }
-}

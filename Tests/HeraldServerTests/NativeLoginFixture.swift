@@ -178,6 +178,11 @@ extension TestHTTPClient.Response {
     func string(_ key: String) -> String { json[key]?.stringValue ?? "" }
 }
 
+extension [String: JSONValue] {
+    /// A member's string value, or "" when it is missing or not a string.
+    func string(_ key: String) -> String { self[key]?.stringValue ?? "" }
+}
+
 /// Runs `count` blocking requests on their own threads, released together, and returns the
 /// responses in index order (the test client blocks, so the cooperative pool would serialize them).
 func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) throws -> TestHTTPClient.Response) async

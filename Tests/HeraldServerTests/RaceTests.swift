@@ -83,7 +83,3 @@ struct RaceTests {
         }
     }
 }
-
-private extension [String: JSONValue] {
-    func string(_ key: String) -> String { self[key]?.stringValue ?? "" }
-}

@@ -1,6 +1,5 @@
 import Foundation
 import HeraldTestSupport
-import JOSE
 import Realms
 import Testing
 @testable import HeraldServer
@@ -43,8 +42,4 @@ struct SessionCascadeTests {
             #expect(left == "kept-session")
         }
     }
-}
-
-private extension [String: JSONValue] {
-    func string(_ key: String) -> String { self[key]?.stringValue ?? "" }
 }

@@ -301,7 +301,3 @@ struct SessionContractTests {
         }
     }
 }
-
-private extension [String: JSONValue] {
-    func string(_ key: String) -> String { self[key]?.stringValue ?? "" }
-}

@@ -86,9 +86,9 @@ struct MigrationTests {
         let database = try target.open()
         try await database.migrate([
             Migration(module: "only", version: 1, name: "postgres table", statements: ["CREATE TABLE on_postgres (a TEXT)"],
-                      postgresOnly: true),
+                      onlyOn: .postgres),
             Migration(module: "only", version: 2, name: "sqlite table", statements: ["CREATE TABLE on_sqlite (a TEXT)"],
-                      sqliteOnly: true),
+                      onlyOn: .sqlite),
         ])
         #expect(try await tableExists("on_postgres", in: database) == (backend == .postgres))
         #expect(try await tableExists("on_sqlite", in: database) == (backend == .sqlite))

@@ -32,10 +32,7 @@ public struct AccountResolver: Sendable {
     /// other statements in one round trip (`SQLExecutor.queryBatch`).
     /// Its row is the account's, with the identity's own email (`identity_email`).
     public static func lookupStatement(realmID: String, claims: ProviderIdentityClaims) -> (sql: String, parameters: [SQLValue]) {
-        ("""
-            SELECT a.*, i.email AS identity_email FROM accounts a JOIN identities i ON i.account_id = a.id
-            WHERE i.realm_id = ? AND i.provider = ? AND i.open_id = ?
-            """, [.text(realmID), .text(claims.provider), .text(claims.subject)])
+        AccountStore.loadStatement(realmID: realmID, provider: claims.provider, openID: claims.subject)
     }
 
     /// The resolution inside the caller's write transaction.

@@ -295,10 +295,11 @@ public struct AccountStore: Sendable {
     }
 
     /// What `load(_:realmID:provider:openID:)` runs, for a caller that sends it with other
-    /// statements in one round trip (`SQLExecutor.queryBatch`); its row decodes with `account(from:)`.
+    /// statements in one round trip (`SQLExecutor.queryBatch`); its row decodes with `account(from:)`
+    /// and also carries the identity's own email (`identity_email`).
     public static func loadStatement(realmID: String, provider: String, openID: String) -> (sql: String, parameters: [SQLValue]) {
         ("""
-            SELECT a.* FROM accounts a JOIN identities i ON i.account_id = a.id
+            SELECT a.*, i.email AS identity_email FROM accounts a JOIN identities i ON i.account_id = a.id
             WHERE i.realm_id = ? AND i.provider = ? AND i.open_id = ?
             """, [.text(realmID), .text(provider), .text(openID)])
     }

@@ -35,7 +35,7 @@ public struct SecurityEventLog: Sendable {
         // cannot drop one: there the constraint (and its cascade) stays.
         Migration(module: "security_events", version: 2, name: "security events without a realm foreign key", statements: [
             "ALTER TABLE security_events DROP CONSTRAINT IF EXISTS security_events_realm_id_fkey",
-        ], postgresOnly: true),
+        ], onlyOn: .postgres),
     ]
 
     /// Longest stored text field: every value is an id, a reason label or an address, so a

@@ -12,23 +12,23 @@ public struct Migration: Sendable, Equatable {
     public let name: String
     /// Statements run in order inside one transaction; one statement per string.
     public let statements: [String]
-    /// True when the statements are for PostgreSQL alone (say, dropping a constraint, which
-    /// SQLite's ALTER TABLE cannot): on SQLite the version is recorded and nothing runs.
-    public let postgresOnly: Bool
-    /// True when the statements are for SQLite alone (say, rebuilding a table as `WITHOUT
-    /// ROWID`, which means nothing to PostgreSQL): on PostgreSQL the version is recorded and
-    /// nothing runs.
-    public let sqliteOnly: Bool
+    /// The one backend the statements are for, or nil (both): say, dropping a constraint, which
+    /// SQLite's ALTER TABLE cannot (`.postgres`), or rebuilding a table as `WITHOUT ROWID`,
+    /// which means nothing to PostgreSQL (`.sqlite`). On the other backend the version is
+    /// recorded and nothing runs.
+    public let onlyOn: Backend?
+
+    /// A database engine a migration may be limited to.
+    public enum Backend: Sendable, Equatable {
+        case sqlite, postgres
+    }
 
     /// Creates a migration.
-    public init(module: String, version: Int, name: String, statements: [String], postgresOnly: Bool = false,
-                sqliteOnly: Bool = false) {
-        precondition(!(postgresOnly && sqliteOnly), "a migration runs on at least one backend")
+    public init(module: String, version: Int, name: String, statements: [String], onlyOn: Backend? = nil) {
         self.module = module
         self.version = version
         self.name = name
         self.statements = statements
-        self.postgresOnly = postgresOnly
-        self.sqliteOnly = sqliteOnly
+        self.onlyOn = onlyOn
     }
 }

@@ -83,8 +83,8 @@ struct MigrationPlan: Sendable {
            let latestVersion = try latest.optionalInt("latest"), latestVersion > migration.version {
             throw StorageError(code: .migration, message: "migration \(migration.module) v\(migration.version) is not applied but v\(latestVersion) is: new migrations must have higher versions")
         }
-        let onPostgres = executor is PostgresExecutor
-        let skipped = (migration.postgresOnly && !onPostgres) || (migration.sqliteOnly && onPostgres)
+        let backend: Migration.Backend = executor is PostgresExecutor ? .postgres : .sqlite
+        let skipped = migration.onlyOn.map { $0 != backend } ?? false
         for statement in migration.statements where !skipped {
             do {
                 try executor.execute(statement, [])

@@ -114,7 +114,7 @@ public enum TokenIssuerSchema {
         // row locks, and its ALTER TABLE cannot drop one: there the constraint stays.
         Migration(module: "tokens", version: 7, name: "sessions without a realm foreign key", statements: [
             "ALTER TABLE sessions DROP CONSTRAINT IF EXISTS sessions_realm_id_fkey",
-        ], postgresOnly: true),
+        ], onlyOn: .postgres),
         // Refresh tokens as `selector.verifier` (`RefreshToken`): a new token's row is keyed by
         // its time-ordered selector (in token_hash, 16 bytes) and keeps SHA-256 of its verifier
         // here, so each new token lands at the right edge of the key's index. Rows of before
@@ -160,7 +160,7 @@ public enum TokenIssuerSchema {
                 REFERENCING OLD TABLE AS deleted_sessions
                 FOR EACH STATEMENT EXECUTE FUNCTION tokens_delete_refresh_tokens_of_sessions()
             """,
-        ], postgresOnly: true),
+        ], onlyOn: .postgres),
         // On SQLite refresh_tokens was a rowid table with a BLOB primary key, so each insert
         // wrote two B-trees (the table, by rowid, and the key's index) and each lookup by token
         // searched both. `WITHOUT ROWID` keeps its small rows in their key's B-tree: one tree
@@ -187,6 +187,6 @@ public enum TokenIssuerSchema {
             "DROP TABLE refresh_tokens",
             "ALTER TABLE refresh_tokens_v10 RENAME TO refresh_tokens",
             "CREATE INDEX refresh_tokens_session ON refresh_tokens (session_id)",
-        ], sqliteOnly: true),
+        ], onlyOn: .sqlite),
     ]
 }
