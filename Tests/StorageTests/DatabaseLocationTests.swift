@@ -19,6 +19,7 @@ struct DatabaseLocationTests {
         "postgres://herald:pw@db.internal:5432/herald",
         "postgresql://db/herald?sslmode=require",
         "postgres://localhost",
+        "postgres://herald@/herald?host=/var/run/postgresql",  // the Unix socket (README)
     ])
     func parsesPostgres(url: String) throws {
         #expect(try DatabaseLocation(parsing: url) == .postgres(url: url))

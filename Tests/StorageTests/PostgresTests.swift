@@ -21,6 +21,26 @@ struct PostgresTests {
         }
     }
 
+    /// A node on the database's host connects through PostgreSQL's Unix socket (README: cheaper
+    /// than loopback TCP per round trip); the URL is libpq's, with the socket's folder as `host`.
+    @Test func connectsThroughTheServersUnixSocket() async throws {
+        let cluster = try TestPostgres.shared()
+        try await cluster.withDatabase { url in
+            let name = try #require(url.split(separator: "/").last?.split(separator: "?").first.map(String.init))
+            let socketURL = "postgres://\(TestPostgres.user)@/\(name)?host=\(cluster.folder)&port=\(cluster.port)"
+            let database = try PostgresDatabase(url: socketURL, connectionCount: 1, now: { Date() })
+            let written = try await database.write { executor in
+                try executor.execute("CREATE TABLE cell (t TEXT NOT NULL)")
+                try executor.execute("INSERT INTO cell (t) VALUES (?)", "over the socket")
+                // No server address: the session is not a TCP one.
+                return try executor.queryOne("SELECT t, inet_server_addr() IS NULL AS local FROM cell")
+            }
+            #expect(written?["t"] == .text("over the socket"))
+            #expect(written?["local"] == .integer(1))
+            await database.close()
+        }
+    }
+
     @Test func valuesRoundTripThroughTypedColumns() async throws {
         try await withDatabase(.postgres) { database in
             let inserted = try await database.write { executor in

@@ -419,7 +419,13 @@ class PostgresCluster:
 
     @property
     def url(self):
+        """Over loopback TCP, as a node on another host would connect."""
         return f"postgres://{self.USER}@127.0.0.1:{self.port}/{self.DATABASE}"
+
+    @property
+    def socket_url(self):
+        """Over the server's Unix socket (in its folder), as a node on the same host would."""
+        return f"postgres://{self.USER}@/{self.DATABASE}?host={self.folder}&port={self.port}"
 
     def psql(self, sql):
         """Runs SQL (one transaction) on the Herald database through psql."""
@@ -541,13 +547,17 @@ class Nginx:
 
 
 class NodeGroup(Endpoint):
-    """Two Herald nodes on one PostgreSQL behind nginx, measured like one server: requests go
-    through nginx; CPU is the sum of both nodes, peak RSS the larger node's; nginx's and
-    PostgreSQL's CPU are reported beside it (`side_cpu_seconds`)."""
+    """Herald nodes on one PostgreSQL, measured like one server: two behind nginx (the
+    documented configuration has two upstream servers), connected to PostgreSQL over TCP as
+    nodes on other hosts would be; or one node reached directly, on PostgreSQL's Unix socket as
+    a node on the database's host is (README: "PostgreSQL"). CPU is the sum of the nodes', peak
+    RSS the largest node's; nginx's and PostgreSQL's CPU are reported beside it
+    (`side_cpu_seconds`)."""
 
-    count = 2  # the documented nginx configuration has two upstream servers
-
-    def __init__(self, binary, folder, apple_url, synchronous_standby=False):
+    def __init__(self, binary, folder, apple_url, count, synchronous_standby=False):
+        if count not in (1, 2):
+            raise ValueError("a node group is one node, or two behind the documented nginx")
+        self.count = count
         self.postgres = PostgresCluster()
         self.synchronous_standby = synchronous_standby
         # One admin token and one master key for every node (README: "Running several nodes").
@@ -564,16 +574,20 @@ class NodeGroup(Endpoint):
         # The nodes' public URL is nginx's (one issuer for every node), so nginx's port is
         # chosen before the nodes start.
         ports = [free_port() for _ in range(self.count)]
-        self.nginx = Nginx(ports)
-        self.port = self.nginx.port
+        self.nginx = Nginx(ports) if self.count > 1 else None
+        self.port = self.nginx.port if self.nginx else ports[0]
         self.base = f"http://127.0.0.1:{self.port}"
         for index in range(self.count):
             folder = tempfile.mkdtemp(prefix=f"node{index}-", dir=self.folder)
-            node = Herald(self.binary, folder, self.apple_url, database=self.postgres.url, public_url=self.base,
+            node = Herald(self.binary, folder, self.apple_url, database=self.postgres.url if self.nginx else self.postgres.socket_url,
+                          public_url=self.base,
                           admin_token=self.admin_token,
                           environment={"HERALD_MASTER_KEY": self.master_key, "HERALD_TRUSTED_PROXIES": "127.0.0.1"})
             self.nodes.append(node)
             node.start(port=ports[index])
+        if not self.nginx:
+            log(f"1 node on PostgreSQL at {self.base}")
+            return
         self.nginx.start()
         deadline = time.monotonic() + 30
         while True:
@@ -603,7 +617,8 @@ class NodeGroup(Endpoint):
         return sum(node.cpu_seconds() for node in self.nodes)
 
     def side_cpu_seconds(self):
-        side = {"nginx": self.nginx.cpu_seconds(), "PostgreSQL": self.postgres.cpu_seconds()}
+        side = {"nginx": self.nginx.cpu_seconds()} if self.nginx else {}
+        side["PostgreSQL"] = self.postgres.cpu_seconds()
         if self.synchronous_standby:
             side["standby"] = self.postgres.standby_cpu_seconds()
         return side
@@ -862,7 +877,7 @@ class Bench:
         if result.get("side_cpu") and result.get("requests"):
             row["side_cpu_us"] = {name: seconds / result["requests"] * 1e6 for name, seconds in result["side_cpu"].items()}
             side = ", ".join(f"{name} {micros:.0f}" for name, micros in row["side_cpu_us"].items())
-            row["note"] = "; ".join(part for part in (row["note"], f"CPU µs/req beside both nodes': {side}") if part)
+            row["note"] = "; ".join(part for part in (row["note"], f"CPU µs/req beside the nodes': {side}") if part)
         database = result.get("database")
         if database:
             row["database"] = database
@@ -1160,16 +1175,18 @@ class Bench:
                          f" (offered {target:.0f}/s, 2 s) it reached {saturated['achieved']:.0f} req/s at"
                          f" {saturated['generatorCpu'] / max(1, saturated['requests']) * 1e6:.0f} µs CPU/req")
 
-    def two_nodes(self):
-        """Scenario 1 again on two nodes + PostgreSQL behind nginx (the documented setup): the
-        same 1,000 returning users, seeded with the same rows as for SQLite (through psql), at
-        every connection count. Non-2xx answers are counted, not fatal, so the table shows them
-        (the run is still reported invalid)."""
+    def on_postgres(self, count):
+        """Scenarios 1 and 3 again on PostgreSQL: one node on the database's host (1c, 3d), or
+        two nodes behind nginx (1b, 3c; the documented setup). The same 1,000 returning users,
+        seeded with the same rows as for SQLite (through psql), at every connection count, on a
+        fresh cluster. Non-2xx answers are counted, not fatal, so the table shows them (the run
+        is still reported invalid)."""
         single = getattr(self, "herald", None)
         if single:
             single.stop()   # the SQLite server would compete for the cores
-        log("== returning users on 2 nodes + PostgreSQL behind nginx")
-        self.group = NodeGroup(self.args.herald, self.folder, self.apple.url, self.args.pg_standby == "sync")
+        where = "2 nodes + PostgreSQL" if count == 2 else "1 node + PostgreSQL (Unix socket)"
+        log(f"== returning users on {where}")
+        self.group = NodeGroup(self.args.herald, self.folder, self.apple.url, count, self.args.pg_standby == "sync")
         self.group.start()
         self.group.configure()
         pool = 1000
@@ -1185,10 +1202,11 @@ class Bench:
         # Refresh tokens of this database, not of the SQLite one.
         single_bank, self.refresh_bank = self.refresh_bank, []
         standby = " + sync standby" if self.args.pg_standby == "sync" else ""
+        login, refresh, via = ("1b", "3c", " (nginx)") if count == 2 else ("1c", "3d", "")
         try:
             for connections in self.args.connections:
-                self.returning(connections, f"1b login, returning, 2 nodes + PostgreSQL{standby} (nginx)", strict_warmup=False)
-                self.refresh(connections, "token", f"3c /token refresh, 2 nodes + PostgreSQL{standby} (nginx)",
+                self.returning(connections, f"{login} login, returning, {where}{standby}{via}", strict_warmup=False)
+                self.refresh(connections, "token", f"{refresh} /token refresh, {where}{standby}{via}",
                              strict_warmup=False)
             if os.environ.get("BENCH_PG_STATEMENTS"):
                 # Profiling aid: every statement the nodes sent, and the foreign-key checks and
@@ -1227,7 +1245,7 @@ class Bench:
     def run(self):
         self.login_rate = None   # the fastest returning-login rate measured in this run
         only = self.args.scenarios
-        if only - {"returning-2node-pg"}:
+        if only - {"returning-1node-pg", "returning-2node-pg"}:
             self.fresh_server(1000)
         for connections in self.args.connections:
             log(f"== {connections} connections")
@@ -1247,8 +1265,10 @@ class Bench:
         if "openloop" in only:
             log(f"== open loop: {self.args.open_fraction:.0%} of the maximum, {self.args.open_connections} connections")
             self.open_loops()
+        if "returning-1node-pg" in only:
+            self.on_postgres(1)
         if "returning-2node-pg" in only:
-            self.two_nodes()
+            self.on_postgres(2)
         self.scale = []
         for count in (self.args.scale if "scale" in only else []):
             log(f"== scale: {count} accounts")
@@ -1347,7 +1367,10 @@ def targets(bench):
                             if small[1]["p50"] else "no p50", bool(small[1]["p50"]) and large[1]["p50"] <= 1.25 * small[1]["p50"]))
     # Issue #39: what a request costs PostgreSQL, counted by the bench (pg_stat_statements,
     # pg_stat_database, the next transaction id) over the measured run.
-    for name, prefix in (("PostgreSQL returning login (1b)", "1b login"), ("PostgreSQL /token refresh (3c)", "3c /token")):
+    for name, prefix in (("PostgreSQL, 1 node: returning login (1c)", "1c login"),
+                         ("PostgreSQL, 1 node: /token refresh (3d)", "3d /token"),
+                         ("PostgreSQL, 2 nodes: returning login (1b)", "1b login"),
+                         ("PostgreSQL, 2 nodes: /token refresh (3c)", "3c /token")):
         row = find(rows, prefix, c)
         db = row.get("database") if row else None
         spent = lambda: (f"{db['round_trips']:.2f} round trips, {db['statements']:.2f} statements,"
@@ -1360,8 +1383,8 @@ def targets(bench):
               lambda: (f"{db['xids']:.3f} (background writes included)", db["xids"] <= 1.05))
         check(f"{name}: no row locks on `realms` (foreign-key checks) (#39)" + at, [db],
               lambda: (f"{db['realm_locks']:.2f} per request", db["realm_locks"] < 0.01))
-        # Herald (both nodes) + PostgreSQL, per request; nginx is beside the target.
-        limit = 700 if prefix == "1b login" else 750
+        # Herald (every node) + PostgreSQL, per request; nginx is beside the target.
+        limit = 700 if "login" in prefix else 750
         check(f"{name}: Herald + PostgreSQL CPU ≤ {limit} µs per request (#39)" + at,
               [row and row.get("side_cpu_us")],
               lambda: (f"{row['cpu_us'] + row['side_cpu_us']['PostgreSQL']:.0f} µs ({row['cpu_us']:.0f} + "
@@ -1425,17 +1448,19 @@ def main():
                         help="connection counts of the closed-loop (wrk) runs; the targets use 64 (e.g. 16,64)")
     parser.add_argument("--scale", default="1000,1000000", help="account counts for the scale run")
     parser.add_argument("--scenarios",
-                        default="ceiling,returning,new,refresh,session,flow,openloop,returning-2node-pg,scale",
+                        default="ceiling,returning,new,refresh,session,flow,openloop,returning-1node-pg,"
+                                "returning-2node-pg,scale",
                         help="which to run (comma-separated subset): ceiling (/healthz, /jwks.json), returning,"
                              " new, refresh (/token), session (session refresh), flow (third party, wrk), openloop"
                              " (login and refreshes at a fixed rate; runs the closed-loop ones it needs),"
-                             " returning-2node-pg (scenario 1 on two nodes + PostgreSQL behind nginx), scale")
+                             " returning-1node-pg (scenarios 1 and 3 on one node + PostgreSQL),"
+                             " returning-2node-pg (the same on two nodes + PostgreSQL behind nginx), scale")
     parser.add_argument("--open-fraction", type=float, default=0.5,
                         help="open-loop offered rate as a fraction of the closed-loop maximum (default 0.5)")
     parser.add_argument("--open-connections", type=int, default=64,
                         help="connections the open-loop generator keeps (default 64)")
     parser.add_argument("--pg-standby", choices=("none", "sync"), default="none",
-                        help="returning-2node-pg with a streaming synchronous standby (Patroni's synchronous_mode),"
+                        help="the PostgreSQL scenarios with a streaming synchronous standby (Patroni's synchronous_mode),"
                              " to measure what it costs per request (docs/high-availability.md)")
     parser.add_argument("--results", default=os.path.join(ROOT, "bench/RESULTS.md"))
     parser.add_argument("--no-record", action="store_true", help="print only; don't append to RESULTS.md")
