@@ -8,7 +8,7 @@ enum HeraldCommandLine {
         usage: herald <command> [options]
 
         commands:
-          serve [--host H] [--port P] [--public-url URL] [--database URL]
+          serve [--host H] [--port P] [--public-url URL] [--database URL] [--database-connections N]
                 [--apple-jwks-url URL] [--google-jwks-url URL] [--google-gsi-script-url URL]
                 [--trusted-proxies CIDRS] [--log-level LEVEL]
                 [--per-ip-connection-limit N] [--connection-timeout SECONDS]

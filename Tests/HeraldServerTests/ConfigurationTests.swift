@@ -103,6 +103,25 @@ import Testing
         }
     }
 
+    @Test func databaseConnectionsComeFromEnvironmentAndFlags() throws {
+        #expect(try HeraldConfiguration.load(arguments: [], environment: [:]).databaseConnections == 8)
+        let environment = ["HERALD_DATABASE_CONNECTIONS": "16"]
+        #expect(try HeraldConfiguration.load(arguments: [], environment: environment).databaseConnections == 16)
+        let fromFlag = try HeraldConfiguration.load(arguments: ["--database-connections=64"], environment: environment)
+        #expect(fromFlag.databaseConnections == 64)
+        #expect(try HeraldConfiguration.load(arguments: ["--database-connections", "1"], environment: [:]).databaseConnections == 1)
+    }
+
+    @Test(arguments: ["0", "65", "-1", "8 ", "eight", "99999999999999999999999"])
+    func databaseConnectionsOutOfBoundsAreRefusedNamingTheVariable(value: String) {
+        do {
+            _ = try HeraldConfiguration.load(arguments: [], environment: ["HERALD_DATABASE_CONNECTIONS": value])
+            Issue.record("'\(value)' was accepted")
+        } catch {
+            #expect(error.message.hasPrefix("HERALD_DATABASE_CONNECTIONS must be a number from 1 to 64"))
+        }
+    }
+
     @Test func databasePasswordIsNotEchoed() {
         do {
             _ = try HeraldConfiguration.load(arguments: ["--database", "redis://u:hunter2secret@h/db"], environment: [:])

@@ -20,6 +20,22 @@ import Testing
         }
     }
 
+    @Test func nodeKeepsTheConfiguredNumberOfConnections() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let configuration = try HeraldConfiguration.load(arguments: ["--database", url, "--database-connections", "3"],
+                                                             environment: [:])
+            let database = try await HeraldApplication.openDatabase(configuration: configuration, now: { Date() })
+            let sessions = try await database.read { db in
+                try db.queryOne("""
+                    SELECT count(*) AS n FROM pg_stat_activity
+                    WHERE datname = current_database() AND application_name = 'herald'
+                    """)?.int("n")
+            }
+            #expect(sessions == 3)
+            await database.close()
+        }
+    }
+
     @Test func postgresWithoutMasterKeyIsRefused() async throws {
         try await TestPostgres.shared().withDatabase { url in
             let configuration = try HeraldConfiguration.load(arguments: ["--database", url], environment: [:])

@@ -458,7 +458,7 @@ struct PostgresTests {
 
     @Test func unreachableServerFailsAsUnavailableWithoutThePassword() throws {
         let error = #expect(throws: StorageError.self) {
-            try PostgresDatabase(url: "postgres://herald:s3cret-pw@127.0.0.1:1/none?connect_timeout=2", now: { Date() })
+            try PostgresDatabase(url: "postgres://herald:s3cret-pw@127.0.0.1:1/none?connect_timeout=2", connectionCount: 1, now: { Date() })
         }
         #expect(error?.code == .unavailable)
         #expect(error.map { !$0.description.contains("s3cret-pw") } == true)

@@ -554,6 +554,10 @@ class NodeGroup(Endpoint):
     RSS the largest node's; nginx's and PostgreSQL's CPU are reported beside it
     (`side_cpu_seconds`)."""
 
+    # PostgreSQL connections of all nodes together, shared out between them: the README's sizing
+    # ("about four per core of PostgreSQL's") for this 2-core machine.
+    CONNECTIONS = 8
+
     def __init__(self, binary, folder, apple_url, count, synchronous_standby=False):
         if count not in (1, 2):
             raise ValueError("a node group is one node, or two behind the documented nginx")
@@ -582,7 +586,8 @@ class NodeGroup(Endpoint):
             node = Herald(self.binary, folder, self.apple_url, database=self.postgres.url if self.nginx else self.postgres.socket_url,
                           public_url=self.base,
                           admin_token=self.admin_token,
-                          environment={"HERALD_MASTER_KEY": self.master_key, "HERALD_TRUSTED_PROXIES": "127.0.0.1"})
+                          environment={"HERALD_MASTER_KEY": self.master_key, "HERALD_TRUSTED_PROXIES": "127.0.0.1",
+                                       "HERALD_DATABASE_CONNECTIONS": str(self.CONNECTIONS // self.count)})
             self.nodes.append(node)
             node.start(port=ports[index])
         if not self.nginx:

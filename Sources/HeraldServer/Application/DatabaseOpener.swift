@@ -4,7 +4,8 @@ import Storage
 /// Opens the configured database, creating the SQLite folder when it is missing and
 /// refusing one that cannot be written, each with one clear line.
 enum DatabaseOpener {
-    static func open(_ location: DatabaseLocation,
+    /// `connections` is PostgreSQL's pool size; SQLite's connections are its own.
+    static func open(_ location: DatabaseLocation, connections: Int,
                      now: @escaping @Sendable () -> Date) throws(ConfigurationError) -> any Database {
         switch location {
         case .sqlite(let path):
@@ -24,7 +25,7 @@ enum DatabaseOpener {
             }
         case .postgres(let url):
             do {
-                return try PostgresDatabase(url: url, now: now)
+                return try PostgresDatabase(url: url, connectionCount: connections, now: now)
             } catch {
                 // The message comes from libpq (host, port, reason), never the password.
                 throw ConfigurationError("cannot open the PostgreSQL database \(location): \(error.message)")

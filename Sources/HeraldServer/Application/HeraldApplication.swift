@@ -52,7 +52,7 @@ public final class HeraldApplication: Sendable {
     /// Opens the configured database and applies every module's migrations (also `herald migrate`).
     public static func openDatabase(configuration: HeraldConfiguration,
                                     now: @escaping @Sendable () -> Date) async throws -> any Database {
-        let database = try DatabaseOpener.open(configuration.database, now: now)
+        let database = try DatabaseOpener.open(configuration.database, connections: configuration.databaseConnections, now: now)
         do {
             try await database.migrate(HeraldMigrations.all)
         } catch {

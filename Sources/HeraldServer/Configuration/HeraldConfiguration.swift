@@ -8,6 +8,9 @@ public struct HeraldConfiguration: Sendable, Equatable {
     /// Base of every issuer (`{publicURL}/api/oauth/{realm}`), without a trailing slash.
     public var publicURL: String
     public var database: DatabaseLocation = .sqlite(path: "./data/herald.db")
+    /// PostgreSQL connections this node keeps (`HERALD_DATABASE_CONNECTIONS`); a request that
+    /// finds them all busy waits for one. SQLite has its own writer and readers and ignores it.
+    public var databaseConnections: Int = 8
     /// 32-byte key that encrypts secrets at rest; nil → the key file beside the SQLite database.
     public var masterKey: String?
     /// Bootstrap admin token from the environment (≥ 32 characters), registered as "env".
@@ -40,6 +43,9 @@ public struct HeraldConfiguration: Sendable, Equatable {
     static let perIPConnectionLimitRange = 1...100_000
     /// Bounds of `connectionTimeoutSeconds`; libmicrohttpd's 0 (never time out) is not offered.
     static let connectionTimeoutRange = 1...3_600
+    /// Bounds of `databaseConnections`: every node's connections count against PostgreSQL's
+    /// `max_connections` (100 by default).
+    static let databaseConnectionsRange = 1...64
     /// Bounds of `eventRetentionDays` (ten years).
     static let eventRetentionRange = 1...3_650
 
@@ -50,7 +56,8 @@ public struct HeraldConfiguration: Sendable, Equatable {
     /// The variables `herald serve` reads, by environment name and flag.
     static let settings: [(env: String, flag: String?)] = [
         ("HERALD_HOST", "--host"), ("HERALD_PORT", "--port"), ("HERALD_PUBLIC_URL", "--public-url"),
-        ("HERALD_DATABASE", "--database"), ("HERALD_MASTER_KEY", nil), ("HERALD_ADMIN_TOKEN", nil),
+        ("HERALD_DATABASE", "--database"), ("HERALD_DATABASE_CONNECTIONS", "--database-connections"),
+        ("HERALD_MASTER_KEY", nil), ("HERALD_ADMIN_TOKEN", nil),
         ("HERALD_APPLE_JWKS_URL", "--apple-jwks-url"), ("HERALD_APPLE_BASE_URL", "--apple-base-url"),
         ("HERALD_GOOGLE_JWKS_URL", "--google-jwks-url"), ("HERALD_GOOGLE_GSI_SCRIPT_URL", "--google-gsi-script-url"),
         ("HERALD_TRUSTED_PROXIES", "--trusted-proxies"),
@@ -125,6 +132,10 @@ public struct HeraldConfiguration: Sendable, Equatable {
             } catch {
                 throw ConfigurationError("HERALD_DATABASE: \(error.message)")
             }
+        }
+        if let connections = values["HERALD_DATABASE_CONNECTIONS"] {
+            databaseConnections = try Self.integer(connections, named: "HERALD_DATABASE_CONNECTIONS",
+                                                   in: Self.databaseConnectionsRange)
         }
         masterKey = values["HERALD_MASTER_KEY"]
         if let token = values["HERALD_ADMIN_TOKEN"] {

@@ -3,7 +3,7 @@ import Foundation
 /// The PostgreSQL implementation of `Database`, for several Herald nodes sharing one database.
 ///
 /// Concurrency model:
-/// - **A bounded pool** (`connectionCount`, default 4) serves reads and writes alike; each
+/// - **A bounded pool** (`connectionCount`: `HERALD_DATABASE_CONNECTIONS`, default 8) serves reads and writes alike; each
 ///   connection lives on its own serial `DispatchQueue`, so blocking libpq calls never occupy
 ///   one of Swift's cooperative threads, and callers beyond the pool wait suspended.
 /// - **Writes** run in `SERIALIZABLE` transactions by default. The modules were written for
@@ -62,7 +62,7 @@ public final class PostgresDatabase: Database {
     /// Connects `connectionCount` connections to `url` (`postgres://user:password@host:port/db?sslmode=…`).
     /// Fails with `.unavailable` when the server cannot be reached.
     /// `now` stamps `schema_migrations.applied_at`.
-    public init(url: String, connectionCount: Int = 4, now: @escaping @Sendable () -> Date) throws(StorageError) {
+    public init(url: String, connectionCount: Int, now: @escaping @Sendable () -> Date) throws(StorageError) {
         guard connectionCount >= 1 else {
             throw StorageError(code: .unsupported, message: "connectionCount must be at least 1 (got \(connectionCount))")
         }
