@@ -36,6 +36,15 @@ import Testing
         }
     }
 
+    @Test func metricsShowTheConnectionPool() async throws {
+        try await RunningHerald.with(backend: .postgres) { herald in
+            let text = try await herald.send("GET", "/metrics").text
+            #expect(text.contains("herald_postgres_connections 8\n"))
+            #expect(text.contains("# TYPE herald_postgres_connections_in_use gauge"))
+            #expect(text.contains("# TYPE herald_postgres_connection_waits_total counter"))
+        }
+    }
+
     @Test func postgresWithoutMasterKeyIsRefused() async throws {
         try await TestPostgres.shared().withDatabase { url in
             let configuration = try HeraldConfiguration.load(arguments: ["--database", url], environment: [:])

@@ -235,6 +235,26 @@ struct PostgresTests {
         }
     }
 
+    @Test func poolUsageCountsLentConnectionsAndWaits() async throws {
+        try await TestPostgres.shared().withDatabase { url in
+            let database = try PostgresDatabase(url: url, connectionCount: 1, now: { Date() })
+            #expect(database.connectionPool == PostgresPoolUsage(size: 1, inUse: 0, waits: 0))
+            // The holder keeps the one connection (blocking its queue, not a Swift thread) until
+            // the second read has been seen waiting.
+            let release = DispatchSemaphore(value: 0)
+            let holder = Task { try await database.read { _ in release.wait() } }
+            try await waitUntil { database.connectionPool.inUse == 1 }
+            let waiter = Task { try await database.read { try $0.queryOne("SELECT 1 AS one")?.int("one") } }
+            try await waitUntil { database.connectionPool.waits == 1 }
+            #expect(database.connectionPool.inUse == 1)
+            release.signal()
+            try await holder.value
+            #expect(try await waiter.value == 1)
+            #expect(database.connectionPool == PostgresPoolUsage(size: 1, inUse: 0, waits: 1))
+            await database.close()
+        }
+    }
+
     @Test func callersBeyondThePoolWaitForAConnection() async throws {
         try await TestPostgres.shared().withDatabase { url in
             let database = try PostgresDatabase(url: url, connectionCount: 1, now: { Date() })

@@ -108,7 +108,9 @@ public struct HeraldServices: Sendable {
             { appleHealthWarnings.prometheusText() },
         ]
         if let postgres = database as? PostgresDatabase {
-            collectors.append { postgres.roundTrips.prometheusText + postgres.connectionLosses.prometheusText }
+            collectors.append {
+                postgres.roundTrips.prometheusText + postgres.connectionPool.prometheusText + postgres.connectionLosses.prometheusText
+            }
         }
         if let sqlite = database as? SQLiteDatabase {
             collectors.append { sqlite.commitBatches.prometheusText }

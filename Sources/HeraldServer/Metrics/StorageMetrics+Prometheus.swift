@@ -9,6 +9,21 @@ extension PostgresRoundTrips {
     }
 }
 
+extension PostgresPoolUsage {
+    /// The connection pool's gauges and wait counter in the Prometheus text format, for `GET /metrics`.
+    var prometheusText: String {
+        "# HELP herald_postgres_connections PostgreSQL connections this node keeps (HERALD_DATABASE_CONNECTIONS).\n"
+            + "# TYPE herald_postgres_connections gauge\n"
+            + "herald_postgres_connections \(size)\n"
+            + "# HELP herald_postgres_connections_in_use PostgreSQL connections lent to a transaction now.\n"
+            + "# TYPE herald_postgres_connections_in_use gauge\n"
+            + "herald_postgres_connections_in_use \(inUse)\n"
+            + "# HELP herald_postgres_connection_waits_total Transactions that found every connection in use and waited for one.\n"
+            + "# TYPE herald_postgres_connection_waits_total counter\n"
+            + "herald_postgres_connection_waits_total \(waits)\n"
+    }
+}
+
 extension PostgresConnectionLosses {
     /// The lost-connection counters in the Prometheus text format, for `GET /metrics`.
     var prometheusText: String {

@@ -24,13 +24,21 @@ final class BoundedPool<Member: Sendable>: Sendable {
     }
     private enum DrainOutcome { case closeNow([Member]), wait, alreadyClosed }
 
-    private let size: Int
+    /// How many members the pool lends.
+    let size: Int
     private let state: Mutex<State>
+    private let waitCount = Atomic<Int>(0)
 
     init(_ members: [Member]) {
         size = members.count
         state = Mutex(State(idle: members))
     }
+
+    /// Borrows so far that found every member lent and waited for one.
+    var waits: Int { waitCount.load(ordering: .relaxed) }
+
+    /// Members lent right now.
+    var lentCount: Int { state.withLock { size - $0.idle.count } }
 
     /// An idle member, waiting for one when all are lent; throws once the pool is drained.
     func borrow() async throws -> Member {
@@ -45,7 +53,7 @@ final class BoundedPool<Member: Sendable>: Sendable {
             switch outcome {
             case .ready(let member): continuation.resume(returning: member)
             case .closed: continuation.resume(throwing: StorageError.closed())
-            case .waiting: break
+            case .waiting: waitCount.add(1, ordering: .relaxed)
             }
         }
     }

@@ -57,6 +57,9 @@ public final class PostgresDatabase: Database {
     /// connection left unknown.
     public let connectionLosses = PostgresConnectionLosses()
     private let pool: PostgresPool
+
+    /// The connection pool's size, connections lent now and waits so far (`/metrics`).
+    public var connectionPool: PostgresPoolUsage { pool.usage }
     private let now: @Sendable () -> Date
 
     /// Connects `connectionCount` connections to `url` (`postgres://user:password@host:port/db?sslmode=…`).

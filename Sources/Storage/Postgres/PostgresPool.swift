@@ -27,6 +27,11 @@ final class PostgresPool: Sendable {
         pool = BoundedPool(connections.enumerated().map { Slot($1, label: "herald.storage.postgres.\($0)") })
     }
 
+    /// The pool's size, connections lent now and waits so far.
+    var usage: PostgresPoolUsage {
+        PostgresPoolUsage(size: pool.size, inUse: pool.lentCount, waits: pool.waits)
+    }
+
     /// Runs `work` on a borrowed connection's queue and gives the connection back afterwards.
     func withConnection<T: Sendable>(_ work: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
         let slot = try await pool.borrow()
