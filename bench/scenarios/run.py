@@ -549,10 +549,10 @@ class Nginx:
 class NodeGroup(Endpoint):
     """Herald nodes on one PostgreSQL, measured like one server: two behind nginx (the
     documented configuration has two upstream servers), connected to PostgreSQL over TCP as
-    nodes on other hosts would be; or one node reached directly, on PostgreSQL's Unix socket as
-    a node on the database's host is (README: "PostgreSQL"). CPU is the sum of the nodes', peak
-    RSS the largest node's; nginx's and PostgreSQL's CPU are reported beside it
-    (`side_cpu_seconds`)."""
+    nodes on other hosts would be; or one node reached directly, on PostgreSQL's Unix socket
+    as a node on the database's host is (README: "Running several nodes"). CPU is the sum of
+    the nodes', peak RSS the largest node's; nginx's and PostgreSQL's CPU are reported beside
+    it (`side_cpu_seconds`)."""
 
     # PostgreSQL connections of all nodes together, shared out between them: the README's sizing
     # ("about four per core of PostgreSQL's") for this 2-core machine.

@@ -3,9 +3,10 @@ import Foundation
 /// The PostgreSQL implementation of `Database`, for several Herald nodes sharing one database.
 ///
 /// Concurrency model:
-/// - **A bounded pool** (`connectionCount`: `HERALD_DATABASE_CONNECTIONS`, default 8) serves reads and writes alike; each
-///   connection lives on its own serial `DispatchQueue`, so blocking libpq calls never occupy
-///   one of Swift's cooperative threads, and callers beyond the pool wait suspended.
+/// - **A bounded pool** (`connectionCount`: `HERALD_DATABASE_CONNECTIONS`, default 8) serves
+///   reads and writes alike; each connection lives on its own serial `DispatchQueue`, so
+///   blocking libpq calls never occupy one of Swift's cooperative threads, and callers beyond
+///   the pool wait suspended.
 /// - **Writes** run in `SERIALIZABLE` transactions by default. The modules were written for
 ///   SQLite's single writer, where a body's read-then-write cannot interleave with another
 ///   writer; SERIALIZABLE keeps that guarantee across nodes. PostgreSQL resolves conflicts by
@@ -57,10 +58,10 @@ public final class PostgresDatabase: Database {
     /// connection left unknown.
     public let connectionLosses = PostgresConnectionLosses()
     private let pool: PostgresPool
+    private let now: @Sendable () -> Date
 
     /// The connection pool's size, connections lent now and waits so far (`/metrics`).
     public var connectionPool: PostgresPoolUsage { pool.usage }
-    private let now: @Sendable () -> Date
 
     /// Connects `connectionCount` connections to `url` (`postgres://user:password@host:port/db?sslmode=…`).
     /// Fails with `.unavailable` when the server cannot be reached.
