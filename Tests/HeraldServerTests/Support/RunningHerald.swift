@@ -36,6 +36,9 @@ final class RunningHerald: Sendable {
             // PostgreSQL has no file to put a key file beside: it needs HERALD_MASTER_KEY.
             configuration.database = .postgres(url: postgres.url)
             configuration.masterKey = MasterKey.generate().encoded
+            // Not the default 8: many servers share the test cluster at once (each connection is
+            // a backend and a thread), and no suite needs more than 4.
+            configuration.databaseConnections = 4
         }
         configure(&configuration)
         let logs = LogCapture()
