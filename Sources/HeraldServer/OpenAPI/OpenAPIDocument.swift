@@ -137,7 +137,11 @@ paths:
       tags: [Operations]
       operationId: getMetrics
       summary: Prometheus metrics
-      description: Requests by route and status, logins by outcome, JWKS fetches, latency histograms.
+      description: >-
+        Requests by route and status, logins by outcome, JWKS fetches, latency histograms; on
+        SQLite the writes per commit, on PostgreSQL the round trips, the connection pool
+        (`herald_postgres_connections`, `_connections_in_use`, `_connection_waits_total`) and
+        lost connections.
       responses:
         "200":
           description: Prometheus text exposition format.
