@@ -51,7 +51,7 @@ let package = Package(
         .testTarget(name: "RealmsTests", dependencies: ["Realms", "Storage", "JOSE", "HeraldTestSupport"]),
         .testTarget(name: "TokenIssuerTests", dependencies: ["TokenIssuer", "Realms", "Storage", "JOSE", "HeraldTestSupport"]),
         .testTarget(name: "GrantsTests", dependencies: ["Grants", "HeraldTestSupport", "Realms", "Storage"]),
-        .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "Storage"]),
+        .testTarget(name: "HeraldAppleTests", dependencies: ["HeraldApple", "HeraldTestSupport", "JOSE", "ProviderKeys", "Storage"]),
         .testTarget(name: "HeraldGoogleTests", dependencies: [
             "HeraldGoogle", "HeraldTestSupport", "JOSE", "Storage", "Login", "ProviderKeys", "Realms", "TokenIssuer", "Grants",
         ]),

@@ -1,5 +1,6 @@
 import Foundation
 import JOSE
+import Synchronization
 
 /// An identity provider's signing keys (Apple's, Google's), cached per JWKS URL (one cache per fetcher).
 ///
@@ -30,6 +31,13 @@ public actor JWKSCache: SigningKeySource {
     private var inFlight: Task<Void, Never>?
     /// Callers currently suspended on the fetch in flight (observed by tests).
     package private(set) var fetchWaiters = 0
+    /// `keys` and `freshUntil` as `apply` last set them, for `freshSigningKey` (no actor hop).
+    private let snapshot = Mutex<FreshKeys?>(nil)
+
+    private struct FreshKeys {
+        let keys: [String: PublicKey]
+        let freshUntil: Date
+    }
 
     /// Creates a cache over any fetcher.
     public init(fetcher: any JWKSFetching, policy: JWKSCachePolicy = JWKSCachePolicy(),
@@ -54,6 +62,16 @@ public actor JWKSCache: SigningKeySource {
         if let key = keys[keyID], isUsable(at: current) { return .found(key) }
         if isFresh(at: current), !lastAttemptFailed { return .unknown }
         return .unavailable(retryAfterSeconds: retryAfter(at: current))
+    }
+
+    /// A cached key while the keys are fresh: what `signingKey(for:)` answers at once, read
+    /// without awaiting the actor.
+    public nonisolated func freshSigningKey(for keyID: String) -> PublicKey? {
+        let at = now()
+        return snapshot.withLock { fresh in
+            guard let fresh, at < fresh.freshUntil else { return nil }
+            return fresh.keys[keyID]
+        }
     }
 
     /// Fetch counters and the keys' health (last success, `kid`s, last failure); readable
@@ -84,6 +102,7 @@ public actor JWKSCache: SigningKeySource {
             keys = keySet.keys
             let freshUntil = at.addingTimeInterval(policy.freshness(cacheControl: cacheControl))
             self.freshUntil = freshUntil
+            snapshot.withLock { $0 = FreshKeys(keys: keySet.keys, freshUntil: freshUntil) }
             lastAttemptFailed = false
             counters.recordSuccess(at: at, keyIDs: Array(keySet.keys.keys), freshUntil: freshUntil,
                                    skippedKeys: keySet.skippedCount)

@@ -5,6 +5,22 @@ import JOSE
 public protocol SigningKeySource: Sendable {
     /// Resolves a key id; may fetch, must never block a thread while waiting.
     func signingKey(for keyID: String) async -> SigningKeyLookup
+    /// The key for `keyID` when the source holds it fresh and can answer without waiting; nil
+    /// when only `signingKey(for:)` can decide.
+    func freshSigningKey(for keyID: String) -> PublicKey?
+}
+
+extension SigningKeySource {
+    /// A source that always answers through `signingKey(for:)`.
+    public func freshSigningKey(for keyID: String) -> PublicKey? { nil }
+
+    /// `signingKey(for:)`, answered without a suspension when the key is fresh. A cache behind
+    /// an actor would otherwise move every verification onto another thread (a thread hop per
+    /// login) just to read a dictionary.
+    public func resolve(_ keyID: String) async -> SigningKeyLookup {
+        if let key = freshSigningKey(for: keyID) { return .found(key) }
+        return await signingKey(for: keyID)
+    }
 }
 
 /// The answer to a key lookup.

@@ -2,6 +2,7 @@ import Foundation
 @testable import HeraldApple
 import HeraldTestSupport
 import JOSE
+import ProviderKeys
 import Synchronization
 import Testing
 
@@ -97,6 +98,29 @@ struct JWKSCacheTests {
         apple.server.releaseHeldConnections()
         // The hung refresh failed, so the unknown kid cannot be decided.
         #expect(await stuck.value.isUnavailable)
+    }
+
+    /// What a login reads without awaiting the actor (no thread hop): a cached key, only while
+    /// the keys are fresh; anything else is left to `signingKey(for:)`, which may fetch.
+    @Test func freshKeysAreReadWithoutTheActorUntilTheyExpire() async throws {
+        let apple = try LiveApple(behaviour: .serve(cacheControl: "public, max-age=300"))
+        let keyID = sharedKeys.rsaKeyID
+        #expect(apple.cache.freshSigningKey(for: keyID) == nil)  // nothing fetched yet
+        #expect(Self.isFound(await apple.cache.resolve(keyID)))  // fetches
+        #expect(apple.cache.freshSigningKey(for: keyID)?.jwk(keyID: keyID) == sharedKeys.rsa.publicKey.jwk(keyID: keyID))
+        #expect(apple.cache.freshSigningKey(for: "made-up") == nil)
+        #expect(apple.server.requestCount == 1)
+
+        apple.clock.advance(by: 301)
+        #expect(apple.cache.freshSigningKey(for: keyID) == nil)  // stale: only the actor decides
+        #expect(Self.isFound(await apple.cache.resolve(keyID)))  // after a refresh
+        #expect(apple.server.requestCount == 2)
+        #expect(apple.cache.freshSigningKey(for: keyID) != nil)
+    }
+
+    private static func isFound(_ lookup: SigningKeyLookup) -> Bool {
+        if case .found = lookup { return true }
+        return false
     }
 
     @Test func staleKeysKeepVerifyingWhileRefreshFails() async throws {

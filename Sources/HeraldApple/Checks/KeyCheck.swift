@@ -15,7 +15,7 @@ struct KeyCheck {
         guard let keyID, !keyID.isEmpty else {
             return (.failed(.unknownKey, detail: "header has no kid"), .notFound)
         }
-        switch await source.signingKey(for: keyID) {
+        switch await source.resolve(keyID) {
         case .found(let key):
             return (.passed(detail: "kid \(AlgorithmCheck.quoted(keyID)) found (\(key.keyType.displayName))"),
                     .found(key, keyID: keyID))

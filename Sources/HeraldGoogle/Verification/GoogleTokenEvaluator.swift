@@ -30,7 +30,7 @@ struct GoogleTokenEvaluator: Sendable {
         guard jws.header.alg == JWSAlgorithm.rs256.rawValue else { return (.rejected(.algorithm), nil, nil) }
         guard let keyID = jws.header.kid, !keyID.isEmpty else { return (.rejected(.unknownKey), nil, nil) }
         let key: PublicKey
-        switch await keys.signingKey(for: keyID) {
+        switch await keys.resolve(keyID) {
         case .found(let found): key = found
         case .unknown: return (.rejected(.unknownKey), nil, nil)
         case .unavailable(let retryAfter): return (.unavailable(retryAfterSeconds: retryAfter), nil, nil)
