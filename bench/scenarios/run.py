@@ -1132,10 +1132,19 @@ class Bench:
         if warm["non2xx"] or warm["socketErrors"] or warm["wrappedThreads"]:
             log(f"  {label}: warm-up non-2xx {warm['non2xx']}, socket errors/unanswered {warm['socketErrors']}")
         bodies = make_bodies(int(rate * self.duration) + 50)
-        cpu = self.herald.cpu_seconds()
+        written = getattr(self.herald, "write_bytes", lambda: None)
+        batches = getattr(self.herald, "commit_batches", lambda: None)
+        batches_before, written_before, cpu = batches(), written(), self.herald.cpu_seconds()
         result = openloop(self.folder, port, rate, self.duration, connections, bodies=bodies.path, path=path,
                           content_type=content_type)
         result["cpu"] = self.herald.cpu_seconds() - cpu
+        if written_before is not None:
+            result["written"] = written() - written_before
+        # Below saturation fewer writes share a commit, and each commit's right-edge pages cost
+        # the same whatever it carries: this is much of why a request costs more here.
+        batches_after = batches()
+        if batches_before and batches_after and batches_after[0] > batches_before[0]:
+            result["writes_per_commit"] = (batches_after[1] - batches_before[1]) / (batches_after[0] - batches_before[0])
         bodies.give_back(result)
         return self.record_open(label, connections, result, note)
 
