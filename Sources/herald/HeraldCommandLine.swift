@@ -85,8 +85,8 @@ enum HeraldCommandLine {
             return 2
         }
         do {
-            let configuration = try HeraldConfiguration.load(arguments: databaseArguments,
-                                                             environment: ProcessInfo.processInfo.environment)
+            let configuration = try commandConfiguration(arguments: databaseArguments,
+                                                         environment: ProcessInfo.processInfo.environment)
             let database = try await HeraldApplication.openDatabase(configuration: configuration, now: { Date() })
             let code = await body(database, remaining)
             await database.close()
@@ -98,6 +98,18 @@ enum HeraldCommandLine {
             printError("herald: cannot open the database (\(type(of: error)))")
             return 1
         }
+    }
+}
+
+extension HeraldCommandLine {
+    /// The configuration a one-shot command (`migrate`, `admin`) opens the database with: one
+    /// PostgreSQL connection, whatever `HERALD_DATABASE_CONNECTIONS` sizes a serving node's
+    /// pool at. The command runs one statement at a time, and on a server near its
+    /// `max_connections` (an incident, when an operator needs `admin`) one is likelier to be had.
+    static func commandConfiguration(arguments: [String], environment: [String: String]) throws -> HeraldConfiguration {
+        var configuration = try HeraldConfiguration.load(arguments: arguments, environment: environment)
+        configuration.databaseConnections = 1
+        return configuration
     }
 }
 
