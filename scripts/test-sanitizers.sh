@@ -20,9 +20,9 @@ symbolizer="$(dirname "$(readlink -f "$swift")")/llvm-symbolizer"
 # The ASan runtime (LeakSanitizer included) reads its symbolizer from here.
 export ASAN_SYMBOLIZER_PATH="$symbolizer"
 # At most 16 tests at once. Unbounded, a sanitized run starts every test at once: hundreds of
-# servers, fake JWKS servers and their threads on 2 cores under a 5-10x slowdown, so nothing at all
-# finishes for the first ~30 s, and tests whose client waits 20 s for a slow handler
-# (ServerLifecycleTests, ServerConcurrencyTests) time out. Measured under TSan on 0ea5c81:
+# servers, fake JWKS servers and their threads on 2 cores under a 5-10x slowdown: the first test
+# passes only after 12-15 s (1-2 s when bounded), and tests whose client waits 20 s for a slow
+# handler (ServerLifecycleTests, ServerConcurrencyTests) time out. Measured under TSan on 0ea5c81:
 # unbounded 223-247 s with 0-6 such misses; 16 wide 166 s with none. ASan: 119 s either way.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-16}"
 reports='WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: LeakSanitizer|SUMMARY: (Thread|Address|Leak)Sanitizer|Exited with unexpected signal'
