@@ -22,19 +22,17 @@ public actor JWKSCache: SigningKeySource {
     private let now: @Sendable () -> Date
     private let counters = JWKSCounters()
 
-    private var keys: [String: PublicKey] = [:]
-    /// Until when the keys are fresh; nil before the first successful fetch.
-    private var freshUntil: Date?
+    /// The last fetched keys and until when they are fresh; nil before the first successful
+    /// fetch. Behind a lock rather than the actor, so `freshSigningKey` reads them with no hop.
+    private let fetched = Mutex<FetchedKeys?>(nil)
     /// When the last fetch started, and whether it failed.
     private var lastAttempt: Date?
     private var lastAttemptFailed = false
     private var inFlight: Task<Void, Never>?
     /// Callers currently suspended on the fetch in flight (observed by tests).
     package private(set) var fetchWaiters = 0
-    /// `keys` and `freshUntil` as `apply` last set them, for `freshSigningKey` (no actor hop).
-    private let snapshot = Mutex<FreshKeys?>(nil)
 
-    private struct FreshKeys {
+    private struct FetchedKeys {
         let keys: [String: PublicKey]
         let freshUntil: Date
     }
@@ -56,10 +54,10 @@ public actor JWKSCache: SigningKeySource {
 
     /// Resolves a kid, refreshing when the keys are expired or the kid is unknown (rate-limited).
     public func signingKey(for keyID: String) async -> SigningKeyLookup {
-        if isFresh(at: now()), let key = keys[keyID] { return .found(key) }
+        if let key = freshSigningKey(for: keyID) { return .found(key) }
         await refreshIfAllowed()
         let current = now()
-        if let key = keys[keyID], isUsable(at: current) { return .found(key) }
+        if let key = fetched.withLock({ $0?.keys[keyID] }), isUsable(at: current) { return .found(key) }
         if isFresh(at: current), !lastAttemptFailed { return .unknown }
         return .unavailable(retryAfterSeconds: retryAfter(at: current))
     }
@@ -68,9 +66,9 @@ public actor JWKSCache: SigningKeySource {
     /// without awaiting the actor.
     public nonisolated func freshSigningKey(for keyID: String) -> PublicKey? {
         let at = now()
-        return snapshot.withLock { fresh in
-            guard let fresh, at < fresh.freshUntil else { return nil }
-            return fresh.keys[keyID]
+        return fetched.withLock { fetched in
+            guard let fetched, at < fetched.freshUntil else { return nil }
+            return fetched.keys[keyID]
         }
     }
 
@@ -99,10 +97,8 @@ public actor JWKSCache: SigningKeySource {
         switch result {
         case .success(let keySet, let cacheControl):
             let at = now()
-            keys = keySet.keys
             let freshUntil = at.addingTimeInterval(policy.freshness(cacheControl: cacheControl))
-            self.freshUntil = freshUntil
-            snapshot.withLock { $0 = FreshKeys(keys: keySet.keys, freshUntil: freshUntil) }
+            fetched.withLock { $0 = FetchedKeys(keys: keySet.keys, freshUntil: freshUntil) }
             lastAttemptFailed = false
             counters.recordSuccess(at: at, keyIDs: Array(keySet.keys.keys), freshUntil: freshUntil,
                                    skippedKeys: keySet.skippedCount)
@@ -112,6 +108,9 @@ public actor JWKSCache: SigningKeySource {
             lastAttemptFailed = true
         }
     }
+
+    /// Until when the keys are fresh; nil before the first successful fetch.
+    private var freshUntil: Date? { fetched.withLock { $0?.freshUntil } }
 
     private func isFresh(at date: Date) -> Bool {
         guard let freshUntil else { return false }

@@ -864,6 +864,23 @@ class Bench:
                 [f"new.{run}.{i}@bench.example" for i in range(count)])
 
     # -- one measured scenario -------------------------------------------------------------------
+    def storage_meter(self):
+        """Starts counting what the server writes; the function it returns, called once the run
+        (and its CPU reading) is over, puts bytes written and writes per SQLite commit into a
+        result (its own /metrics request comes after both, so it is not counted)."""
+        written = getattr(self.herald, "write_bytes", lambda: None)
+        batches = getattr(self.herald, "commit_batches", lambda: None)
+        written_before, batches_before = written(), batches()
+
+        def finish(result):
+            if written_before is not None:
+                result["written"] = written() - written_before
+            batches_after = batches()
+            if batches_before and batches_after and batches_after[0] > batches_before[0]:
+                result["writes_per_commit"] = ((batches_after[1] - batches_before[1])
+                                               / (batches_after[0] - batches_before[0]))
+        return finish
+
     def record(self, scenario, connections, result, extra=""):
         peak, current = self.herald.memory()
         row = dict(scenario=scenario, connections=connections, rps=result["rps"], p50=result["p50"],
@@ -951,18 +968,12 @@ class Bench:
         bodies = make_bodies(needed)
         side = getattr(self.herald, "side_cpu_seconds", dict)
         counters = getattr(self.herald, "counters", lambda: None)
-        written = getattr(self.herald, "write_bytes", lambda: None)
-        batches = getattr(self.herald, "commit_batches", lambda: None)
-        batches_before = batches()
-        cpu, side_before, counted, written_before = self.herald.cpu_seconds(), side(), counters(), written()
+        storage = self.storage_meter()
+        cpu, side_before, counted = self.herald.cpu_seconds(), side(), counters()
         result = wrk(self.herald.base, connections, f"{self.duration}s", bodies=bodies.path, path=path,
                      content_type=content_type)
         result["cpu"] = self.herald.cpu_seconds() - cpu
-        if written_before is not None:
-            result["written"] = written() - written_before
-        batches_after = batches()  # after the CPU and bytes: its own request is not counted
-        if batches_before and batches_after and batches_after[0] > batches_before[0]:
-            result["writes_per_commit"] = (batches_after[1] - batches_before[1]) / (batches_after[0] - batches_before[0])
+        storage(result)
         # Several nodes: what nginx and PostgreSQL spent per request, beside the nodes' CPU.
         result["side_cpu"] = {name: seconds - side_before[name] for name, seconds in side().items()}
         if counted is not None:
@@ -1132,19 +1143,14 @@ class Bench:
         if warm["non2xx"] or warm["socketErrors"] or warm["wrappedThreads"]:
             log(f"  {label}: warm-up non-2xx {warm['non2xx']}, socket errors/unanswered {warm['socketErrors']}")
         bodies = make_bodies(int(rate * self.duration) + 50)
-        written = getattr(self.herald, "write_bytes", lambda: None)
-        batches = getattr(self.herald, "commit_batches", lambda: None)
-        batches_before, written_before, cpu = batches(), written(), self.herald.cpu_seconds()
+        # Below saturation fewer writes share a commit, and each commit's right-edge pages cost
+        # the same whatever it carries: this is much of why a request costs more here.
+        storage = self.storage_meter()
+        cpu = self.herald.cpu_seconds()
         result = openloop(self.folder, port, rate, self.duration, connections, bodies=bodies.path, path=path,
                           content_type=content_type)
         result["cpu"] = self.herald.cpu_seconds() - cpu
-        if written_before is not None:
-            result["written"] = written() - written_before
-        # Below saturation fewer writes share a commit, and each commit's right-edge pages cost
-        # the same whatever it carries: this is much of why a request costs more here.
-        batches_after = batches()
-        if batches_before and batches_after and batches_after[0] > batches_before[0]:
-            result["writes_per_commit"] = (batches_after[1] - batches_before[1]) / (batches_after[0] - batches_before[0])
+        storage(result)
         bodies.give_back(result)
         return self.record_open(label, connections, result, note)
 
