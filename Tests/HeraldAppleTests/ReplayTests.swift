@@ -16,21 +16,50 @@ struct ReplayTests {
         #expect(try await db.verify(verifier, token: token, policy: defaultPolicy()) == .rejected(.replayed))
     }
 
-    @Test(arguments: Backend.allCases) func anotherTokenWithTheSameSubAndNonceIsReplayedUntilTheFirstExpires(backend: Backend) async throws {
+    @Test(arguments: Backend.allCases) func aTokenIsKnownBySubNonceAndExpiry(backend: Backend) async throws {
         let db = try await ReplayDatabase(backend)
         let apple = OfflineApple()
         let verifier = apple.verifier(replayStore: db.store)
         let now = apple.clock.now.timeIntervalSince1970.rounded(.down)
         let first = apple.minter.token { $0.claims["exp"] = .number(now + 100) }
-        let second = apple.minter.token { $0.claims["exp"] = .number(now + 1000) }
+        // Other bytes, same (sub, nonce, exp): the same claim.
+        let sameClaim = apple.minter.token { $0.claims["exp"] = .number(now + 100); $0.claims["iat"] = .number(now - 5) }
+        // Same (sub, nonce), another expiry: another token, accepted once of its own.
+        let later = apple.minter.token { $0.claims["exp"] = .number(now + 1000) }
+        #expect(first != sameClaim)
         #expect(try await db.verify(verifier, token: first, policy: defaultPolicy()).claims != nil)
-        #expect(try await db.verify(verifier, token: second, policy: defaultPolicy()) == .rejected(.replayed))
-        // The first token is accepted until exp + 60 s leeway; its entry lives exactly as long.
+        #expect(try await db.verify(verifier, token: sameClaim, policy: defaultPolicy()) == .rejected(.replayed))
+        #expect(try await db.verify(verifier, token: later, policy: defaultPolicy()).claims != nil)
+        #expect(try await db.verify(verifier, token: later, policy: defaultPolicy()) == .rejected(.replayed))
+        // The first token is refused as a replay as long as it would otherwise be accepted
+        // (exp + 60 s leeway), then as expired; its row outlives it only until a purge.
         apple.clock.advance(by: 159)
-        #expect(try await db.verify(verifier, token: second, policy: defaultPolicy()) == .rejected(.replayed))
+        #expect(try await db.verify(verifier, token: first, policy: defaultPolicy()) == .rejected(.replayed))
         apple.clock.advance(by: 2)
-        #expect(try await db.verify(verifier, token: second, policy: defaultPolicy()).claims != nil)
-        #expect(try await db.verify(verifier, token: second, policy: defaultPolicy()) == .rejected(.replayed))
+        #expect(try await db.verify(verifier, token: first, policy: defaultPolicy()) == .rejected(.expired))
+        #expect(try await db.verify(verifier, token: later, policy: defaultPolicy()) == .rejected(.replayed))
+    }
+
+    @Test(arguments: Backend.allCases) func aClaimRecordedBeforeTheRekeyStillRefusesItsToken(backend: Backend) async throws {
+        // The ledger as version 1 of the schema left it, with one claim the code of then wrote.
+        let fresh = try await FreshDatabase(backend, migrations: Array(AppleReplayStore.migrations.prefix(1)))
+        let apple = OfflineApple()
+        let now = apple.clock.now.timeIntervalSince1970.rounded(.down)
+        let token = apple.minter.token { $0.claims["exp"] = .number(now + 100) }
+        let nonceClaim = AppleTokenMinter.nonceClaim(for: AppleTokenMinter.defaultRawNonce)
+        try await fresh.database.write { db in
+            _ = try db.execute("INSERT INTO apple_token_replays (realm_id, key_hash, expires_at) VALUES (?, ?, ?)",
+                               .text("acme"), .blob(AppleReplayStore.keyHash(subject: AppleTokenMinter.defaultSubject, nonce: nonceClaim)),
+                               .integer(Int64(now) + 160))
+        }
+        try await fresh.database.migrate(AppleReplayStore.migrations)
+        let store = AppleReplayStore()
+        let (result, replay) = await apple.verifier(replayStore: store).verifyDeferringReplay(token: token, policy: defaultPolicy())
+        #expect(result.claims != nil)
+        let claim = try #require(replay)
+        #expect(try await fresh.database.write { db in try claim.record(in: db) } == false)
+        #expect(try await fresh.database.read { db in try claim.isRecorded(in: db) })
+        await fresh.close()
     }
 
     @Test(arguments: Backend.allCases) func replayIsScopedByRealm(backend: Backend) async throws {
@@ -63,16 +92,19 @@ struct ReplayTests {
         #expect(try await db.verify(verifier, token: token, policy: defaultPolicy()).claims != nil)
     }
 
-    @Test(arguments: Backend.allCases) func storesOnlyAHashOfSubAndNonce(backend: Backend) async throws {
+    @Test(arguments: Backend.allCases) func storesOnlyAHashOfSubAndNonceWithTheExpiry(backend: Backend) async throws {
         let db = try await ReplayDatabase(backend)
         let apple = OfflineApple()
-        #expect(try await db.verify(apple.verifier(replayStore: db.store), token: apple.minter.token(), policy: defaultPolicy()).claims != nil)
+        let now = Int64(apple.clock.now.timeIntervalSince1970.rounded(.down))
+        let token = apple.minter.token { $0.claims["exp"] = .number(Double(now) + 100) }
+        #expect(try await db.verify(apple.verifier(replayStore: db.store), token: token, policy: defaultPolicy()).claims != nil)
         let rows = try await db.database.read { db in try db.query("SELECT realm_id, key_hash, expires_at FROM apple_token_replays") }
         #expect(rows.count == 1)
         let stored = try rows[0].bytes("key_hash")
         #expect(stored.count == 32)
         let nonceClaim = AppleTokenMinter.nonceClaim(for: AppleTokenMinter.defaultRawNonce)
         #expect(stored == AppleReplayStore.keyHash(subject: AppleTokenMinter.defaultSubject, nonce: nonceClaim))
+        #expect(try rows[0].int("expires_at") == now + 100 + 60)
         for text in [AppleTokenMinter.defaultSubject, nonceClaim, AppleTokenMinter.defaultRawNonce] {
             #expect(!String(decoding: stored, as: UTF8.self).contains(text))
         }

@@ -24,13 +24,12 @@ struct AppleReplayClaim: Sendable {
 
     /// Whether the token is claimed now (see `ReplayClaim.isRecorded(in:)`).
     func isRecorded(in db: any SQLExecutor) throws -> Bool {
-        try store.isClaimed(db, realmID: realmID, subject: subject, nonce: nonce, now: now)
+        try store.isClaimed(db, realmID: realmID, subject: subject, nonce: nonce, expiresAt: expiresAt)
     }
 
     /// The claim's one statement when no purge is due (see `ReplayClaim.statement`).
     var statement: (sql: String, parameters: [SQLValue])? {
         guard purgeLimit == 0 else { return nil }
-        return store.claimStatement(realmID: realmID, subject: subject, nonce: nonce, expiresAt: expiresAt,
-                                               now: now)
+        return store.claimStatement(realmID: realmID, subject: subject, nonce: nonce, expiresAt: expiresAt)
     }
 }

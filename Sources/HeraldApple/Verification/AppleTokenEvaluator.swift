@@ -13,8 +13,8 @@ import Storage
 struct AppleTokenEvaluator: Sendable {
     enum Mode { case verification, diagnosis }
 
-    /// What the replay step does: diagnosis skips it; verification defers the claim of (sub,
-    /// nonce) to the caller's write transaction (``AppleTokenEvaluation/deferredReplay``).
+    /// What the replay step does: diagnosis skips it; verification defers the token's claim
+    /// (sub, nonce, expiry) to the caller's write transaction (``AppleTokenEvaluation/deferredReplay``).
     enum ReplayGuard {
         case skip(reason: String)
         case deferred(AppleReplayStore, realmID: String)
@@ -106,7 +106,7 @@ struct AppleTokenEvaluator: Sendable {
         run.record(.nonce, NonceCheck(required: policy.nonceRequired, rawNonce: policy.rawNonce).evaluate(claim: claimSet.nonce))
         if mode == .verification, run.verdict != nil { return run }
 
-        // replay → replayed; only a token that passed everything else may consume its (sub, nonce).
+        // replay → replayed; only a token that passed everything else may consume its claim.
         switch replay {
         case .skip(let reason):
             run.record(.replay, .skipped(detail: reason))

@@ -21,12 +21,12 @@ struct GoogleReplayClaim: ReplayClaim {
 
     /// Whether the token is claimed now (see `ReplayClaim.isRecorded(in:)`).
     func isRecorded(in db: any SQLExecutor) throws -> Bool {
-        try store.isClaimed(db, realmID: realmID, keyHash: keyHash, now: now)
+        try store.isClaimed(db, realmID: realmID, keyHash: keyHash, expiresAt: expiresAt)
     }
 
     /// The claim's one statement when no purge is due (see `ReplayClaim.statement`).
     var statement: (sql: String, parameters: [SQLValue])? {
         guard purgeLimit == 0 else { return nil }
-        return store.claimStatement(realmID: realmID, keyHash: keyHash, expiresAt: expiresAt, now: now)
+        return store.claimStatement(realmID: realmID, keyHash: keyHash, expiresAt: expiresAt)
     }
 }
