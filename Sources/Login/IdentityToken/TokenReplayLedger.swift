@@ -69,9 +69,10 @@ public final class TokenReplayLedger: Sendable {
 
     /// Records `keyHash` for the realm until `expiresAt` inside the caller's write transaction
     /// (the login claims, resolves the account and starts the session in one commit); true on
-    /// first use, false for a replay. Times are unix seconds. The claim holds only if that transaction commits. `purgingUpTo` comes from
-    /// ``purgeBudget(now:)``, taken before the transaction (a write body may run more than once
-    /// and must change nothing outside the database).
+    /// first use, false for a replay. Times are unix seconds. The claim holds only if that
+    /// transaction commits. `purgingUpTo` comes from ``purgeBudget(now:)``, taken before the
+    /// transaction (a write body may run more than once and must change nothing outside the
+    /// database).
     public func claim(_ db: any SQLExecutor, realmID: String, keyHash: [UInt8], expiresAt: Int64, now: Int64,
                       purgingUpTo purgeLimit: Int) throws -> Bool {
         let statement = claimStatement(realmID: realmID, keyHash: keyHash, expiresAt: expiresAt)
