@@ -52,7 +52,17 @@ public final class HeraldApplication: Sendable {
     /// Opens the configured database and applies every module's migrations (also `herald migrate`).
     public static func openDatabase(configuration: HeraldConfiguration,
                                     now: @escaping @Sendable () -> Date) async throws -> any Database {
-        let database = try DatabaseOpener.open(configuration.database, connections: configuration.databaseConnections, now: now)
+        // Opening blocks: on PostgreSQL it makes every pooled connection (`HERALD_DATABASE_CONNECTIONS`
+        // handshakes, longer when the server is slow), and the cooperative pool has one thread
+        // per core. It runs on a Dispatch thread instead, so nothing else in the process waits.
+        let location = configuration.database, connections = configuration.databaseConnections
+        let database = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { () throws(ConfigurationError) -> any Database in
+                    try DatabaseOpener.open(location, connections: connections, now: now)
+                })
+            }
+        }
         do {
             try await database.migrate(HeraldMigrations.all)
         } catch {
