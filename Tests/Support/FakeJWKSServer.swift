@@ -106,19 +106,14 @@ public final class FakeJWKSServer: Sendable {
     }
 
     private func acceptLoop() {
-        defer { close(listener) }
-        while true {
-            let connection = accept(listener, nil, nil)
-            if connection < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
-            }
+        LoopbackListener.acceptConnections(on: listener) { [self] connection in
             if state.withLock({ $0.stopped }) {
                 close(connection)
-                return
+                return false
             }
             let thread = Thread { [self] in handle(connection) }
             thread.start()
+            return true
         }
     }
 
@@ -258,5 +253,20 @@ enum LoopbackListener {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         return (fd, UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Hands each connection accepted on `listener` to `take` until the listener is shut down or
+    /// `take` returns false (having closed the connection it was given), then closes the
+    /// listener: only this thread may, since it may still be in accept() until then.
+    static func acceptConnections(on listener: Int32, _ take: (Int32) -> Bool) {
+        defer { close(listener) }
+        while true {
+            let connection = accept(listener, nil, nil)
+            if connection < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return
+            }
+            guard take(connection) else { return }
+        }
     }
 }

@@ -54,13 +54,7 @@ public final class SilentServer: Sendable {
     }
 
     private func acceptLoop() {
-        defer { close(listener) }
-        while true {
-            let connection = accept(listener, nil, nil)
-            if connection < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
-            }
+        LoopbackListener.acceptConnections(on: listener) { [self] connection in
             let ready = state.withLock { state -> [CheckedContinuation<Void, Never>]? in
                 guard !state.stopped else { return nil }
                 state.accepted.append(connection)
@@ -71,9 +65,10 @@ public final class SilentServer: Sendable {
             }
             guard let ready else {
                 close(connection)
-                return
+                return false
             }
             for continuation in ready { continuation.resume() }
+            return true
         }
     }
 }
