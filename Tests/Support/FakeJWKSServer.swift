@@ -32,7 +32,7 @@ public final class FakeJWKSServer: Sendable {
         var document: [UInt8]
         var behaviour: Behaviour = .serve(cacheControl: nil)
         var requestCount = 0
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters = CountWaiters()
         var heldConnections = 0
         var releaseGeneration = 0
         var stopped = false
@@ -74,12 +74,8 @@ public final class FakeJWKSServer: Sendable {
     /// Suspends until at least `count` requests have arrived.
     public func waitForRequests(_ count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.requestCount >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
+            let waiting = state.withLock { $0.waiters.wait(until: count, count: $0.requestCount, continuation) }
+            if !waiting { continuation.resume() }
         }
     }
 
@@ -127,9 +123,7 @@ public final class FakeJWKSServer: Sendable {
         let (behaviour, document, ready, generation) = state.withLock {
             state -> (Behaviour, [UInt8], [CheckedContinuation<Void, Never>], Int) in
             state.requestCount += 1
-            let count = state.requestCount
-            let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
-            state.waiters.removeAll { $0.count <= count }
+            let ready = state.waiters.reached(state.requestCount)
             return (state.behaviour, state.document, ready, state.releaseGeneration)
         }
         for continuation in ready { continuation.resume() }

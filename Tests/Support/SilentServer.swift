@@ -10,7 +10,7 @@ import Glibc
 public final class SilentServer: Sendable {
     private struct State {
         var accepted: [Int32] = []
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters = CountWaiters()
         var stopped = false
     }
 
@@ -29,12 +29,8 @@ public final class SilentServer: Sendable {
     /// Suspends until at least `count` connections have been accepted.
     public func waitForConnections(_ count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.accepted.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
+            let waiting = state.withLock { $0.waiters.wait(until: count, count: $0.accepted.count, continuation) }
+            if !waiting { continuation.resume() }
         }
     }
 
@@ -58,10 +54,7 @@ public final class SilentServer: Sendable {
             let ready = state.withLock { state -> [CheckedContinuation<Void, Never>]? in
                 guard !state.stopped else { return nil }
                 state.accepted.append(connection)
-                let count = state.accepted.count
-                let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
-                state.waiters.removeAll { $0.count <= count }
-                return ready
+                return state.waiters.reached(state.accepted.count)
             }
             guard let ready else {
                 close(connection)

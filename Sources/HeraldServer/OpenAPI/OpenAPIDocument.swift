@@ -434,7 +434,9 @@ paths:
           description: |
             `invalid_apple_token`; `details.reason` is the first failed check: `malformed`,
             `algorithm`, `unknown_key`, `signature`, `issuer`, `audience`, `expired`,
-            `not_yet_valid`, `nonce` or `replayed`.
+            `not_yet_valid`, `nonce` or `replayed`. `replayed`: this token (its `sub`, nonce
+            claim and `exp`) was already accepted in the realm, on any node; a token is accepted
+            once, until its `exp` + 60 s.
           content:
             application/json:
               schema:
@@ -746,7 +748,10 @@ paths:
           description: |
             `invalid_google_token`; `details.reason` is the first failed check: `malformed`,
             `algorithm`, `unknown_key`, `signature`, `issuer`, `audience`, `azp`, `expired`,
-            `not_yet_valid`, `nonce`, `hosted_domain` or `replayed`.
+            `not_yet_valid`, `nonce`, `hosted_domain` or `replayed`. `replayed`: this token
+            (its `sub` with its nonce, or with its signature when it has none, and its `exp`) was
+            already accepted in the realm, on any node; a token is accepted once, until its
+            `exp` + 60 s.
           content:
             application/json:
               schema:
