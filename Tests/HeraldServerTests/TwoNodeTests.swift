@@ -210,6 +210,39 @@ struct TwoNodeTests {
         }
     }
 
+    @Test("code exchanges on node B start from its remembered realm and client, yet obey at once a secret rotated and a realm disabled through node A; the refused exchange leaves its code unburnt")
+    func rememberedCodeExchangeSettingsAreCheckedInTheWrite() async throws {
+        try await TwoNodeFixture.with(realmFields: ["loginUrl": .string(OAuthFixture.loginURL)]) { nodes in
+            let client = OAuthFixture.confidentialClient
+            let created = try await nodes.a.admin("POST", "/api/admin/realms/acme/clients", json: [
+                "clientId": .string(client), "name": "Backend", "confidential": true,
+                "redirectUris": [.string(OAuthFixture.redirect)], "allowedScopes": ["openid", "profile", "email"],
+            ])
+            try expectStatus(201, created)
+            let secret = created.string("clientSecret")
+            let onA = OAuthFixture(herald: nodes.a.herald, secret: secret, otherSecret: "")
+            let onB = OAuthFixture(herald: nodes.b.herald, secret: secret, otherSecret: "")
+            let account = try await onA.account()
+            // B remembers the realm and the client from its first exchange.
+            try expectStatus(200, await onB.exchange(try await onA.code(client: client, accountID: account), basic: (client, secret)))
+
+            let rotated = try await nodes.a.admin("POST", "/api/admin/realms/acme/clients/\(client)/secret")
+            try expectStatus(200, rotated)
+            let code = try await onA.code(client: client, accountID: account)
+            let oldSecret = try await onB.exchange(code, basic: (client, secret))
+            #expect(oldSecret.status == 401, "\(oldSecret.status) \(oldSecret.text)")
+            #expect(oldSecret.json["error"] == "invalid_client")
+            let newSecret = rotated.string("clientSecret")
+            try expectStatus(200, await onB.exchange(code, basic: (client, newSecret)))
+
+            try expectStatus(200, await onB.exchange(try await onA.code(client: client, accountID: account), basic: (client, newSecret)))
+            let last = try await onA.code(client: client, accountID: account)
+            try expectStatus(200, await nodes.a.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false]))
+            let disabled = try await onB.exchange(last, basic: (client, newSecret))
+            #expect(disabled.status == 404, "\(disabled.status) \(disabled.text)")
+        }
+    }
+
     @Test("a key rotated on node A is in node B's JWKS before A signs with it, and B accepts tokens signed with it")
     func keyRotationVisibleOnB() async throws {
         try await TwoNodeFixture.with { nodes in

@@ -15,38 +15,39 @@ public struct AuthorizationCodes: Sendable {
         self.now = now
     }
 
-    /// Checks and burns `code` for `client` (authenticated, as this request read it: its current
-    /// redirect URIs need no read in the write transaction), inside the caller's write
-    /// transaction `db`, which starts the session and records it with ``recordSession(in:_:for:)``
-    /// before it commits. Unknown codes, codes of another client or realm, expired codes, a
-    /// different or since-removed redirect URI and a verifier whose S256 differs from the
-    /// challenge all end in `.rejected`; a used code ends in `.replayed`.
+    /// The first statement of a presentation of `code` by `clientID`: the conditional UPDATE
+    /// that burns it, for the caller to send with its other first statements in one round trip
+    /// (`SQLExecutor.queryBatch`) and hand its rows to ``redeem(in:_:burntRows:client:redirectURI:codeVerifier:)``.
+    public func burn(realmID: String, clientID: String, code: String) -> CodeBurn {
+        CodeBurn(codeHash: SHA256.hash(Array(code.utf8)), realmID: realmID, clientID: clientID, at: now().unixSeconds)
+    }
+
+    /// Checks the code `burn` burnt for `client` (authenticated, as this request read it: its
+    /// current redirect URIs need no read in the write transaction), inside the caller's write
+    /// transaction `db`, which ran `burn.statement` (its rows: `burntRows`), starts the session
+    /// and records it with ``recordSession(in:_:for:)`` before it commits. Unknown codes, codes
+    /// of another client or realm, expired codes, a different or since-removed redirect URI and
+    /// a verifier whose S256 differs from the challenge all end in `.rejected`; a used code ends
+    /// in `.replayed`.
     ///
     /// Single use rests on the conditional UPDATE alone, so it holds under READ COMMITTED: a
     /// concurrent redemption of the same code waits for the first one's transaction, then
     /// matches no row and reads the committed one, with its session, as a replay.
-    public func redeem(in db: any SQLExecutor, realmID: String, client: ClientApp, code: String, redirectURI: String,
-                       codeVerifier: String) throws -> CodeRedemption {
-        let clientID = client.clientId
-        let at = now().unixSeconds
-        let codeHash = SHA256.hash(Array(code.utf8))
-        guard let row = try db.queryOne("""
-            UPDATE authorization_codes SET used_at = ?
-            WHERE code_hash = ? AND realm_id = ? AND client_id = ? AND used_at IS NULL
-            RETURNING client_instance, redirect_uri, code_challenge, scope, nonce, account_id, auth_time, expires_at
-            """, .integer(at), .blob(codeHash), .text(realmID), .text(clientID))
-        else {
+    public func redeem(in db: any SQLExecutor, _ burn: CodeBurn, burntRows: [Row], client: ClientApp,
+                       redirectURI: String, codeVerifier: String) throws -> CodeRedemption {
+        precondition(burn.clientID == client.clientId, "a burn of another client's presentation")
+        guard let row = burntRows.first else {
             // Either unknown / another client's (not burnt: whoever holds it cannot use it
             // here anyway), or already used: a replay. Only read: on PostgreSQL a burst of
             // replays that all wrote this row would conflict with one another.
             guard let used = try db.queryOne("""
                 SELECT session_id FROM authorization_codes
                 WHERE code_hash = ? AND realm_id = ? AND client_id = ? AND used_at IS NOT NULL
-                """, .blob(codeHash), .text(realmID), .text(clientID))
+                """, .blob(burn.codeHash), .text(burn.realmID), .text(burn.clientID))
             else { return .rejected(GrantsError(.invalidGrant, "authorization code is invalid")) }
             return .replayed(sessionID: try used.optionalString("session_id"))
         }
-        guard try row.int("expires_at") > at else {
+        guard try row.int("expires_at") > burn.at else {
             return .rejected(GrantsError(.invalidGrant, "authorization code expired"))
         }
         // Issued to an earlier registration of this client id (deleted, then created again):
@@ -66,16 +67,41 @@ public struct AuthorizationCodes: Sendable {
             return .rejected(GrantsError(.invalidGrant, "code_verifier does not match the code_challenge"))
         }
         return .granted(AuthorizationCodeGrant(
-            codeHash: codeHash, realmID: realmID, clientID: clientID, accountID: try row.string("account_id"),
+            codeHash: burn.codeHash, realmID: burn.realmID, clientID: burn.clientID, accountID: try row.string("account_id"),
             scope: Scope.parse(try row.string("scope")) ?? [], nonce: try row.optionalString("nonce"),
             authTime: try row.int("auth_time"), redirectURI: redirectURI))
     }
 
     /// Records the session the grant started, in the transaction that redeemed it, so a later
-    /// replay finds it to revoke.
+    /// replay finds it to revoke. Deferred: on PostgreSQL it travels with COMMIT.
     public func recordSession(in db: any SQLExecutor, _ sessionID: String, for grant: AuthorizationCodeGrant) throws {
-        try db.execute("UPDATE authorization_codes SET session_id = ? WHERE code_hash = ?",
-                       .text(sessionID), .blob(grant.codeHash))
+        try db.executeDeferred("UPDATE authorization_codes SET session_id = ? WHERE code_hash = ?",
+                               .text(sessionID), .blob(grant.codeHash))
+    }
+}
+
+/// One presentation of a code: the UPDATE that burns it if it is unused and its client's, at
+/// `at`, and the read of the account it was issued for.
+public struct CodeBurn: Sendable {
+    let codeHash: [UInt8]
+    let realmID: String
+    let clientID: String
+    let at: Int64
+
+    /// The conditional UPDATE; its rows go to `AuthorizationCodes.redeem`.
+    public var statement: (sql: String, parameters: [SQLValue]) {
+        ("""
+            UPDATE authorization_codes SET used_at = ?
+            WHERE code_hash = ? AND realm_id = ? AND client_id = ? AND used_at IS NULL
+            RETURNING client_instance, redirect_uri, code_challenge, scope, nonce, account_id, auth_time, expires_at
+            """, [.integer(at), .blob(codeHash), .text(realmID), .text(clientID)])
+    }
+
+    /// The id of the account the code was issued for (whether or not it burnt now), for
+    /// `AccountStore.loadStatement(realmID:idSelectedBy:)` in the same round trip.
+    public var accountIDQuery: (sql: String, parameters: [SQLValue]) {
+        ("SELECT account_id FROM authorization_codes WHERE code_hash = ? AND realm_id = ? AND client_id = ?",
+         [.blob(codeHash), .text(realmID), .text(clientID)])
     }
 }
 

@@ -9,7 +9,7 @@ import TokenIssuer
 /// authorize (code + PKCE), token, userinfo, revoke, introspect.
 struct OAuthRoutes: RouteGroup {
     let realms: RealmStore
-    let refreshSettings: RefreshSettingsMemory
+    let tokenSettings: TokenSettingsMemory
     let clients: ClientAppStore
     let accounts: AccountStore
     let downstream: DownstreamAuthorizations
@@ -30,7 +30,7 @@ struct OAuthRoutes: RouteGroup {
             try await authorize.handle(request)
         })
         let authenticator = ClientAuthenticator(clients: clients)
-        let token = TokenEndpoint(realms: realms, refreshSettings: refreshSettings, authenticator: authenticator,
+        let token = TokenEndpoint(realms: realms, tokenSettings: tokenSettings, authenticator: authenticator,
                                   codeExchange: codeExchange, sessions: sessions,
                                   requestLimiter: requestLimiter, clientAddresses: clientAddresses, logger: logger)
         router.add("POST", "/api/oauth/:realm/token", endpoint.handler { request in

@@ -10,7 +10,7 @@ import Storage
 /// `refresh_token` grants for third-party backends, after client authentication.
 struct TokenEndpoint: Sendable {
     let realms: RealmStore
-    let refreshSettings: RefreshSettingsMemory
+    let tokenSettings: TokenSettingsMemory
     let authenticator: ClientAuthenticator
     let codeExchange: AuthorizationCodeExchange
     let sessions: SessionStore
@@ -19,9 +19,8 @@ struct TokenEndpoint: Sendable {
     let logger: Logger
 
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
-        // Remembered on this node, or read: a refresh's write checks it is still current, and
-        // a code exchange reads it again below.
-        guard let settings = try await refreshSettings.enabledRealm(request.parameter("realm"), in: realms) else {
+        // Remembered on this node, or read: each grant's write checks it is still current.
+        guard let settings = try await tokenSettings.enabledRealm(request.parameter("realm"), in: realms) else {
             throw APIError.notFound("Realm")
         }
         let realm = settings.realm
@@ -37,10 +36,8 @@ struct TokenEndpoint: Sendable {
             let issued: IssuedTokens
             switch body["grant_type"] {
             case "authorization_code"?:
-                // Decided on what is stored now: nothing in the exchange checks a remembered realm.
-                if !settings.isReadNow, try await realms.enabledRealm(realm.id) == nil { throw APIError.notFound("Realm") }
-                let client = try await authenticator.authenticate(realmID: realm.id, admitted.credentials)
-                issued = try await authorizationCode(body, realm: realm, client: client, clientIP: clientIP)
+                issued = try await authorizationCode(body, settings: settings, credentials: admitted.credentials,
+                                                     clientIP: clientIP)
             case "refresh_token"?:
                 issued = try await refresh(body, settings: settings, credentials: admitted.credentials, clientIP: clientIP)
             case nil:
@@ -67,8 +64,12 @@ struct TokenEndpoint: Sendable {
         }
     }
 
-    private func authorizationCode(_ body: OAuthRequestBody, realm: Realm, client: ClientApp,
-                                   clientIP: String) async throws -> IssuedTokens {
+    /// The code grant, from the realm and client this node remembers when it can (the
+    /// exchange's write checks the realm's stamp, and a changed realm starts once more from
+    /// what is stored, the code still unburnt).
+    private func authorizationCode(_ body: OAuthRequestBody, settings: TokenSettingsMemory.RememberedRealm,
+                                   credentials: ClientCredentials, clientIP: String) async throws -> IssuedTokens {
+        let client = try await authenticated(credentials, settings: settings)
         let code = try body.required("code")
         let redirectURI = try body.required("redirect_uri")
         let verifier = try body.required("code_verifier")
@@ -76,21 +77,30 @@ struct TokenEndpoint: Sendable {
             throw GrantsError(.invalidRequest, "code_verifier must be 43-128 characters of [A-Za-z0-9-._~]")
         }
         // One write transaction (Login): the code burns, the session starts and is recorded on it.
-        switch try await codeExchange.exchange(realm: realm, client: client, code: code, redirectURI: redirectURI,
-                                               codeVerifier: verifier, clientIP: clientIP) {
+        let outcome: AuthorizationCodeExchange.Outcome
+        do {
+            outcome = try await tokenSettings.withCurrentSettings(from: settings, in: realms) { current in
+                let client = current.stamp == settings.stamp ? client : try await authenticated(credentials, settings: current)
+                return try await codeExchange.exchange(realm: current.realm, client: client, code: code,
+                                                       redirectURI: redirectURI, codeVerifier: verifier,
+                                                       clientIP: clientIP, settingsStamp: current.stamp)
+            }
+        } catch let error as TokenError where error.code == .settingsChanged {
+            // The realm changed twice while one exchange ran: nothing changed, try again.
+            throw GrantsError.storageUnavailable
+        }
+        switch outcome {
         case .issued(let issued):
             return issued
         case .replayed:
-            logger.warning("authorization_code_replayed", ["realm": .string(realm.id),
+            logger.warning("authorization_code_replayed", ["realm": .string(settings.realm.id),
                                                            "client": .string(client.clientId)])
             throw GrantsError(.invalidGrant, "authorization code was already used")
         }
     }
 
-    /// The refresh grant, from the realm and client this node remembers when it can (the
-    /// refresh's write checks the realm's stamp, and a changed realm starts once more from
-    /// what is stored).
-    private func refresh(_ body: OAuthRequestBody, settings: RefreshSettingsMemory.RememberedRealm,
+    /// The refresh grant, from the remembered realm and client as the code grant above.
+    private func refresh(_ body: OAuthRequestBody, settings: TokenSettingsMemory.RememberedRealm,
                          credentials: ClientCredentials, clientIP: String) async throws -> IssuedTokens {
         // Authentication comes first, as for every grant (a bad client is `invalid_client`
         // whatever else is wrong); it is done again only from changed settings.
@@ -102,7 +112,7 @@ struct TokenEndpoint: Sendable {
             scope = parsed
         }
         do {
-            return try await refreshSettings.refreshing(from: settings, in: realms) { current in
+            return try await tokenSettings.withCurrentSettings(from: settings, in: realms) { current in
                 let client = current.stamp == settings.stamp ? client : try await authenticated(credentials, settings: current)
                 return try await sessions.refresh(realmID: current.realm.id, presenter: .authenticatedClient(client),
                                                   refreshToken: refreshToken, scope: scope, clientIP: clientIP,
@@ -115,12 +125,12 @@ struct TokenEndpoint: Sendable {
 
     /// The client the credentials prove: remembered under the realm's stamp, or authenticated
     /// by what is stored (and then remembered).
-    private func authenticated(_ credentials: ClientCredentials, settings: RefreshSettingsMemory.RememberedRealm)
+    private func authenticated(_ credentials: ClientCredentials, settings: TokenSettingsMemory.RememberedRealm)
         async throws -> ClientApp {
         let realmID = settings.realm.id
-        if let client = refreshSettings.client(realmID: realmID, credentials, stamp: settings.stamp) { return client }
+        if let client = tokenSettings.client(realmID: realmID, credentials, stamp: settings.stamp) { return client }
         let client = try await authenticator.authenticate(realmID: realmID, credentials)
-        refreshSettings.remember(client, authenticatedBy: credentials, realmID: realmID, stamp: settings.stamp)
+        tokenSettings.remember(client, authenticatedBy: credentials, realmID: realmID, stamp: settings.stamp)
         return client
     }
 }

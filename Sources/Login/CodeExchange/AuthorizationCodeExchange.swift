@@ -38,6 +38,9 @@ public struct AuthorizationCodeExchange: Sendable {
         }
     }
 
+    /// The refusal of a code whose account was disabled or deleted since it was issued.
+    private static let accountGone = GrantsError(.invalidGrant, "the account can no longer sign in")
+
     private let database: any Database
     private let codes: AuthorizationCodes
     private let sessions: SessionStore
@@ -53,9 +56,12 @@ public struct AuthorizationCodeExchange: Sendable {
     }
 
     /// Exchanges `code` for `client` (authenticated). Throws `GrantsError` for a refused code
-    /// (`invalid_grant`) and storage errors unchanged (nothing committed).
+    /// (`invalid_grant`) and storage errors unchanged (nothing committed). `settingsStamp`: the
+    /// realm's `RealmSettingsVersion` when the caller read `realm` and `client`, perhaps from
+    /// memory; a realm whose stamp differs now throws `TokenError(.settingsChanged)` and changes
+    /// nothing (the code stays unburnt for the caller's retry from what is stored).
     public func exchange(realm: Realm, client: ClientApp, code: String, redirectURI: String, codeVerifier: String,
-                         clientIP: String) async throws -> Outcome {
+                         clientIP: String, settingsStamp: String? = nil) async throws -> Outcome {
         let codes = self.codes
         let sessions = self.sessions
         let at = now().unixSeconds
@@ -65,8 +71,22 @@ public struct AuthorizationCodeExchange: Sendable {
         let step = try await database.write(isolation: .readCommitted, lostCommitCheck: { step, db in
             try step.isCommitted(in: db)
         }) { db -> Step in
+            // One round trip on PostgreSQL: the realm's stamp, the burn, the code's account and
+            // the realm's signing key; the session's writes then travel with COMMIT.
+            let burn = codes.burn(realmID: realm.id, clientID: client.clientId, code: code)
+            let stampRead = settingsStamp.map { _ in [RealmSettingsVersion.currentStatement(realmID: realm.id)] } ?? []
+            let batch = try db.queryBatch(stampRead + [
+                burn.statement,
+                AccountStore.loadStatement(realmID: realm.id, idSelectedBy: burn.accountIDQuery),
+                SessionStore.signingKeyStatement(realmID: realm.id),
+            ])
+            // Before anything is decided on the client: thrown, so the burn rolls back.
+            if let settingsStamp, try RealmSettingsVersion.current(fromRows: batch[0]) != settingsStamp {
+                throw TokenError(.settingsChanged)
+            }
+            let answers = Array(batch.dropFirst(stampRead.count))
             let grant: AuthorizationCodeGrant
-            switch try codes.redeem(in: db, realmID: realm.id, client: client, code: code, redirectURI: redirectURI,
+            switch try codes.redeem(in: db, burn, burntRows: answers[0], client: client, redirectURI: redirectURI,
                                     codeVerifier: codeVerifier) {
             case .granted(let granted):
                 grant = granted
@@ -80,16 +100,20 @@ public struct AuthorizationCodeExchange: Sendable {
                     clientID: client.clientId, sessionID: sessionID, clientIP: clientIP))
                 return .replayed(sessionID: sessionID)
             }
+            // The code stays burnt when its account can no longer sign in: it was worth one attempt.
+            guard let account = try answers[1].first.map(AccountStore.account(from:)) else {
+                return .refused(Self.accountGone)
+            }
             // The client's scopes may have been narrowed since /authorize: grant what it still allows.
             let scope = grant.scope.filter(client.allowedScopes.contains)
             let prepared: PreparedSession
             do {
                 prepared = try sessions.startSession(in: db, SessionRequest(
                     realm: realm, client: client, accountID: grant.accountID, scope: scope, clientIP: clientIP,
-                    authTime: grant.authTime, nonce: grant.nonce), answer: .tokenEndpoint)
+                    authTime: grant.authTime, nonce: grant.nonce), account: account, answer: .tokenEndpoint,
+                    signingKeyRows: answers[2])
             } catch let error as TokenError where error.code == .accountDisabled || error.code == .accountDeleted {
-                // The code stays burnt: it was worth one attempt.
-                return .refused(GrantsError(.invalidGrant, "the account can no longer sign in"))
+                return .refused(Self.accountGone)
             }
             try codes.recordSession(in: db, prepared.sessionID, for: grant)
             return .granted(prepared)

@@ -4,22 +4,22 @@ import Realms
 import TokenIssuer
 import Synchronization
 
-/// Each node's memory of what a refresh reads before its write (`/token`'s refresh grant and
-/// the session API's refresh): the enabled realm, and the client a secret authenticated, each
-/// with the realm's `RealmSettingsVersion` stamp when it was read. So a refresh is its write's
-/// two round trips on PostgreSQL, not four.
+/// Each node's memory of what a token request reads before its write (`/token`'s
+/// `authorization_code` and `refresh_token` grants, the session API's refresh): the enabled
+/// realm, and the client a secret authenticated, each with the realm's `RealmSettingsVersion`
+/// stamp when it was read. So a refresh or a code exchange is its write's two round trips on
+/// PostgreSQL, not four.
 ///
-/// A remembered entry is only a guess: the refresh's write compares the stamp in its first
-/// round trip (`SessionStore.refresh(settingsStamp:)`), and a changed realm, client or secret
-/// (every such change sets a new stamp) sends the request back to fresh reads, so a change
-/// made on any node is obeyed by the next refresh on every node. Only what let a request
-/// through is remembered; a refusal is always decided on what is stored.
-final class RefreshSettingsMemory: Sendable {
+/// A remembered entry is only a guess: the request's write compares the stamp in its first
+/// round trip (`SessionStore.refresh(settingsStamp:)`, `AuthorizationCodeExchange.exchange(settingsStamp:)`),
+/// and a changed realm, client or secret (every such change sets a new stamp) sends the request
+/// back to fresh reads, so a change made on any node is obeyed by the next request on every
+/// node. Only what let a request through is remembered; a refusal is always decided on what is
+/// stored.
+final class TokenSettingsMemory: Sendable {
     struct RememberedRealm: Sendable {
         let realm: Realm
         let stamp: String
-        /// Read by this request rather than found in memory.
-        var isReadNow = false
     }
 
     private struct ClientKey: Hashable {
@@ -41,7 +41,7 @@ final class RefreshSettingsMemory: Sendable {
     private let realms = Mutex<[String: RememberedRealm]>([:])
     private let clients = Mutex<[ClientKey: RememberedClient]>([:])
 
-    /// The enabled realm to start a refresh from: remembered, else (or when `fresh`) read
+    /// The enabled realm to start a token request from: remembered, else (or when `fresh`) read
     /// and remembered; nil when it does not exist or is disabled.
     func enabledRealm(_ id: String, in store: RealmStore, fresh: Bool = false) async throws -> RememberedRealm? {
         if !fresh, let remembered = realms.withLock({ $0[id] }) { return remembered }
@@ -50,21 +50,21 @@ final class RefreshSettingsMemory: Sendable {
             return nil
         }
         remember(realm, stamp: stamp)
-        return RememberedRealm(realm: realm, stamp: stamp, isReadNow: true)
+        return RememberedRealm(realm: realm, stamp: stamp)
     }
 
-    /// Runs `refresh` from `settings`, and once more from the realm as stored when its stamp
+    /// Runs `write` from `settings`, and once more from the realm as stored when its stamp
     /// changed meanwhile (`TokenError.settingsChanged`: nothing was changed). A realm gone or
     /// disabled by then answers 404; a second change in a row reaches the caller.
-    func refreshing<T>(from settings: RememberedRealm, in store: RealmStore,
-                       _ refresh: (RememberedRealm) async throws -> T) async throws -> T {
+    func withCurrentSettings<T>(from settings: RememberedRealm, in store: RealmStore,
+                                _ write: (RememberedRealm) async throws -> T) async throws -> T {
         do {
-            return try await refresh(settings)
+            return try await write(settings)
         } catch let error as TokenError where error.code == .settingsChanged {
             guard let fresh = try await enabledRealm(settings.realm.id, in: store, fresh: true) else {
                 throw APIError.notFound("Realm")
             }
-            return try await refresh(fresh)
+            return try await write(fresh)
         }
     }
 

@@ -3,10 +3,10 @@ import Realms
 import Testing
 @testable import HeraldServer
 
-/// What a node remembers of a refresh's client is handed back only for the same credentials
+/// What a node remembers of a token request's client is handed back only for the same credentials
 /// under the same realm stamp (the two-node behaviour is in `TwoNodeTests`).
-@Suite("Refresh settings memory")
-struct RefreshSettingsMemoryTests {
+@Suite("Token settings memory")
+struct TokenSettingsMemoryTests {
     private let client = ClientApp(realmId: "acme", clientId: "backend", name: "Backend", createdAt: 0)
 
     private func credentials(_ secret: String?) -> ClientCredentials {
@@ -15,7 +15,7 @@ struct RefreshSettingsMemoryTests {
 
     @Test("a remembered client needs the same secret, or none for a public client, and the same stamp")
     func clientMatchesOnlyItsCredentialsAndStamp() {
-        let memory = RefreshSettingsMemory()
+        let memory = TokenSettingsMemory()
         memory.remember(client, authenticatedBy: credentials("s3cret"), realmID: "acme", stamp: "v1")
         #expect(memory.client(realmID: "acme", credentials("s3cret"), stamp: "v1")?.clientId == "backend")
         #expect(memory.client(realmID: "acme", credentials("other"), stamp: "v1") == nil)
