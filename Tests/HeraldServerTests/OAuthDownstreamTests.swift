@@ -2,6 +2,7 @@ import Foundation
 import Grants
 import HeraldTestSupport
 import JOSE
+import Realms
 import Storage
 import Synchronization
 import Testing
@@ -157,9 +158,10 @@ struct OAuthDownstreamTests {
             let grants = DownstreamAuthorizations(database: database, now: herald.application.services.now)
             await #expect(throws: GrantsError.self) {
                 _ = try await database.write(isolation: .readCommitted) { db in
-                    try grants.completeDownstream(in: db, realmID: "other", issuer: "x", clientID: OAuthFixture.publicClient,
-                                                  downstreamState: fixture.downstreamState(for: "st-123"), accountID: "a",
-                                                  authTime: 0)
+                    let client = try #require(try ClientAppStore.load(db, realmID: OAuthFixture.realm, clientID: OAuthFixture.publicClient))
+                    return try grants.completeDownstream(in: db, realmID: "other", issuer: "x", client: client,
+                                                         downstreamState: fixture.downstreamState(for: "st-123"), accountID: "a",
+                                                         authTime: 0)
                 }
             }
             _ = try await fixture.complete(accountID: "acct-1")
@@ -180,8 +182,9 @@ struct OAuthDownstreamTests {
             let issuer = fixture.issuer
             let handle = fixture.downstreamState(for: "st-123")
             @Sendable func consume(_ db: any SQLExecutor) throws -> String {
+                let client = try #require(try ClientAppStore.load(db, realmID: OAuthFixture.realm, clientID: OAuthFixture.publicClient))
                 let completion = try grants.completeDownstream(in: db, realmID: OAuthFixture.realm, issuer: issuer,
-                                                               clientID: OAuthFixture.publicClient, downstreamState: handle,
+                                                               client: client, downstreamState: handle,
                                                                accountID: "acct-1", authTime: 0)
                 return completion.redirectURI
             }

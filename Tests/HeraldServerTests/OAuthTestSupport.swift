@@ -100,8 +100,12 @@ struct OAuthFixture {
         let issuer = self.issuer
         let handle = handle ?? downstreamState(for: state)
         return try await context.database.write(isolation: .readCommitted) { db in
-            try grants.completeDownstream(in: db, realmID: Self.realm, issuer: issuer, clientID: client,
-                                          downstreamState: handle, accountID: accountID, authTime: authTime).redirectURI
+            // As stored now, as the login passes it (checked by the realm's stamp).
+            guard let stored = try ClientAppStore.load(db, realmID: Self.realm, clientID: client) else {
+                throw GrantsError(.invalidDownstreamState, "no such client")
+            }
+            return try grants.completeDownstream(in: db, realmID: Self.realm, issuer: issuer, client: stored,
+                                                 downstreamState: handle, accountID: accountID, authTime: authTime).redirectURI
         }
     }
 }

@@ -65,6 +65,25 @@ struct IdentityTokenLoginBranchTests {
             == LoginError(.invalidIdentityToken, providerReason: LoginError.replayedReason))
     }
 
+    @Test("branch B: a returning login that completes an authorization waits for 3 round trips on PostgreSQL: its first reads and claim, the pending authorization's consumption, then the code and event with COMMIT")
+    func branchBRoundTrips() async throws {
+        let fixture = try await LoginFixture(.postgres)
+        let postgres = try #require(fixture.database as? PostgresDatabase)
+        fixture.identities.verifies("t-first", subject: "sub-b-trips", audience: "com.example.stub.web")
+        _ = try await fixture.login.login(fixture.request("t-first", clientID: "partner",
+                                                          downstreamState: try await fixture.pendingAuthorization(state: "s-1")))
+        let handle = try await fixture.pendingAuthorization(state: "s-2")
+        fixture.identities.verifies("t-again", subject: "sub-b-trips", audience: "com.example.stub.web")
+        let before = postgres.roundTrips.total
+        let result = try await fixture.login.login(fixture.request("t-again", clientID: "partner", downstreamState: handle))
+        #expect(!result.isNewUser)
+        guard case .downstream = result.branch else {
+            Issue.record("expected branch B")
+            return
+        }
+        #expect(postgres.roundTrips.total - before == 3)
+    }
+
     @Test("branch A: a new subject with a verified email links to the active account that has it", arguments: Backend.allCases)
     func branchALinksByVerifiedEmail(backend: Backend) async throws {
         let fixture = try await LoginFixture(backend)

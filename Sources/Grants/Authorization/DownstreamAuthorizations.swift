@@ -40,8 +40,9 @@ public struct DownstreamAuthorizations: Sendable {
         let handle = Self.downstreamStatePrefix + SecureRandom.token(byteCount: 32)
         let inserted = try await database.write { db in
             // Expired rows are garbage; dropping them here keeps the table small without a job.
-            try db.execute("DELETE FROM pending_authorizations WHERE expires_at <= ?", .integer(at - Self.pendingTTL))
-            try db.execute("DELETE FROM authorization_codes WHERE expires_at <= ?", .integer(at - 86_400))
+            // Deferred: on PostgreSQL they travel with the INSERT, one round trip and then COMMIT.
+            try db.executeDeferred("DELETE FROM pending_authorizations WHERE expires_at <= ?", .integer(at - Self.pendingTTL))
+            try db.executeDeferred("DELETE FROM authorization_codes WHERE expires_at <= ?", .integer(at - 86_400))
             return try db.execute("""
                 INSERT INTO pending_authorizations (realm_id, state, handle_hash, client_id, client_instance,
                     redirect_uri, code_challenge, scope, nonce, created_at, expires_at)
@@ -76,9 +77,13 @@ public struct DownstreamAuthorizations: Sendable {
     /// row, matching nothing; if the first one rolled back, the second consumes it instead.
     /// Throws `GrantsError(.invalidDownstreamState)` when no row matched (nothing was written),
     /// and storage errors unchanged, so the caller's transaction rolls back (and can be retried).
-    public func completeDownstream(in db: any SQLExecutor, realmID: String, issuer: String, clientID: String,
+    /// `client`: the client as stored now, read in this transaction or checked by it (the
+    /// login compares the realm's settings stamp, which every client change renews, in its
+    /// first round trip), so it costs no read here.
+    public func completeDownstream(in db: any SQLExecutor, realmID: String, issuer: String, client: ClientApp,
                                    downstreamState: String, accountID: String, authTime: Int64) throws -> DownstreamCompletion {
         let at = now().unixSeconds
+        let clientID = client.clientId
         guard let pending = try db.queryOne("""
             UPDATE pending_authorizations SET consumed_at = ?
             WHERE handle_hash = ? AND realm_id = ? AND client_id = ? AND consumed_at IS NULL AND expires_at > ?
@@ -92,14 +97,14 @@ public struct DownstreamAuthorizations: Sendable {
         // The client may have changed since /authorize: a redirect URI the admin removed, a
         // client disabled meanwhile, or one deleted and created again must not receive a code.
         // Throwing rolls the consumption back.
-        guard let client = try ClientAppStore.load(db, realmID: realmID, clientID: clientID), client.enabled,
-              client.instanceID == (try pending.optionalString("client_instance")),
+        guard client.enabled, client.instanceID == (try pending.optionalString("client_instance")),
               client.redirectUris.contains(redirectURI) else {
             throw GrantsError(.invalidDownstreamState, "The pending authorization's client or redirect_uri is no longer registered")
         }
         let code = Self.codePrefix + SecureRandom.token(byteCount: 32)
         let codeHash = SHA256.hash(Array(code.utf8))
-        try db.execute("""
+        // Deferred: on PostgreSQL it travels with the login's next statement or its COMMIT.
+        try db.executeDeferred("""
             INSERT INTO authorization_codes (code_hash, realm_id, client_id, client_instance, redirect_uri,
                 code_challenge, scope, nonce, account_id, auth_time, created_at, expires_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

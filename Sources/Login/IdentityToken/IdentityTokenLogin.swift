@@ -362,7 +362,7 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
             // refused state undoes the account's creation, link or update.
             do {
                 let completion = try downstream.completeDownstream(
-                    in: db, realmID: realm.id, issuer: issuers.issuer(realmID: realm.id), clientID: client.clientId,
+                    in: db, realmID: realm.id, issuer: issuers.issuer(realmID: realm.id), client: client,
                     downstreamState: state, accountID: resolution.account.id, authTime: authTime)
                 return .downstream(resolution, completion)
             } catch let error as StorageError {

@@ -1,0 +1,52 @@
+import Foundation
+import HeraldTestSupport
+import Realms
+import Storage
+import Testing
+@testable import Grants
+
+/// `DownstreamAuthorizations.begin`, /authorize's write.
+@Suite("Grants: beginning an authorization")
+struct DownstreamBeginTests {
+    static let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+
+    @Test("beginning an authorization drops the expired pending authorizations and codes and keeps the live ones, on PostgreSQL in 2 round trips (the DELETEs travel with the INSERT, then COMMIT)",
+          arguments: Backend.allCases)
+    func beginDropsExpiredRows(backend: Backend) async throws {
+        try await FreshDatabase.with(backend, migrations: RealmsSchema.migrations + GrantsSchema.migrations) { database in
+            _ = try await RealmStore(database: database, now: Self.clock.closure).create(id: "acme", context: ChangeContext(actor: "test"))
+            let at = Self.clock.now.unixSeconds
+            // Pending rows are dropped 600 s after they expired, codes a day after.
+            try await database.write { db in
+                for (state, expiresAt) in [("gone", at - DownstreamAuthorizations.pendingTTL), ("kept", at - 1)] {
+                    try db.execute("""
+                        INSERT INTO pending_authorizations (realm_id, state, client_id, redirect_uri, code_challenge, scope,
+                            created_at, expires_at, handle_hash)
+                        VALUES ('acme', ?, 'web', 'https://web.example/cb', 'c', 'openid', ?, ?, ?)
+                        """, .text(state), .integer(expiresAt - 600), .integer(expiresAt), .blob(Array(state.utf8)))
+                }
+                for (hash, expiresAt) in [("gone", at - 86_400), ("kept", at - 1)] {
+                    try db.execute("""
+                        INSERT INTO authorization_codes (code_hash, realm_id, client_id, redirect_uri, code_challenge, scope,
+                            account_id, auth_time, created_at, expires_at)
+                        VALUES (?, 'acme', 'web', 'https://web.example/cb', 'c', 'openid', 'account', ?, ?, ?)
+                        """, .blob(Array(hash.utf8)), .integer(at), .integer(expiresAt - 60), .integer(expiresAt))
+                }
+            }
+            let roundTrips = (database as? PostgresDatabase)?.roundTrips
+            let before = roundTrips?.total
+            _ = try await DownstreamAuthorizations(database: database, now: Self.clock.closure)
+                .begin(realmID: "acme", GrantsSchemaTests.request(client: "backend", state: "new"))
+            if let roundTrips, let before {
+                // BEGIN, both DELETEs and the INSERT in one; then COMMIT.
+                #expect(roundTrips.total - before == 2)
+            }
+            let left = try await database.read { db in
+                (try db.query("SELECT state FROM pending_authorizations ORDER BY state", []).map { try $0.string("state") },
+                 try db.query("SELECT code_hash FROM authorization_codes", []).map { String(decoding: try $0.bytes("code_hash"), as: UTF8.self) })
+            }
+            #expect(left.0 == ["kept", "new"])
+            #expect(left.1 == ["kept"])
+        }
+    }
+}
