@@ -49,4 +49,26 @@ struct DownstreamBeginTests {
             #expect(left.1 == ["kept"])
         }
     }
+
+    @Test("a stamp that changed since the caller read the realm and client records nothing and says so; the current one records",
+          arguments: Backend.allCases)
+    func changedStampRecordsNothing(backend: Backend) async throws {
+        try await FreshDatabase.with(backend, migrations: RealmsSchema.migrations + GrantsSchema.migrations) { database in
+            _ = try await RealmStore(database: database, now: Self.clock.closure).create(id: "acme", context: ChangeContext(actor: "test"))
+            let grants = DownstreamAuthorizations(database: database, now: Self.clock.closure)
+            let request = GrantsSchemaTests.request(client: "backend", state: "s-1")
+            guard case .settingsChanged = try await grants.begin(realmID: "acme", request, settingsStamp: "a-stamp-of-before") else {
+                Issue.record("recorded under a changed stamp")
+                return
+            }
+            let count = { try await database.read { db in try db.queryOne("SELECT COUNT(*) AS n FROM pending_authorizations", [])?.int("n") } }
+            #expect(try await count() == 0)
+            let stamp = try await database.read { db in try RealmSettingsVersion.current(db, realmID: "acme") }
+            guard case .pending = try await grants.begin(realmID: "acme", request, settingsStamp: stamp) else {
+                Issue.record("refused under the current stamp")
+                return
+            }
+            #expect(try await count() == 1)
+        }
+    }
 }

@@ -243,6 +243,33 @@ struct TwoNodeTests {
         }
     }
 
+    @Test("/authorize on node B starts from its remembered realm and client, yet obeys at once a redirect URI added and removed through node A")
+    func rememberedAuthorizeSettingsAreObeyedAtOnce() async throws {
+        try await TwoNodeFixture.with(realmFields: ["loginUrl": .string(OAuthFixture.loginURL)]) { nodes in
+            let other = "https://app.example/other"
+            try expectStatus(201, await nodes.a.admin("POST", "/api/admin/realms/acme/clients", json: [
+                "clientId": .string(OAuthFixture.publicClient), "name": "SPA", "confidential": false,
+                "redirectUris": [.string(OAuthFixture.redirect)], "allowedScopes": ["openid", "profile", "email"],
+            ]))
+            let onB = OAuthFixture(herald: nodes.b.herald, secret: "", otherSecret: "")
+            // B remembers the realm and the client from this one.
+            try expectStatus(200, await onB.authorize(state: "b-1", json: true))
+            // Refused from memory, so decided again on what is stored: accepted at once.
+            func setRedirects(_ uris: [String]) async throws {
+                try expectStatus(200, await nodes.a.admin("PATCH", "/api/admin/realms/acme/clients/\(OAuthFixture.publicClient)",
+                                                          json: ["redirectUris": .array(uris.map { .string($0) })]))
+            }
+            try await setRedirects([OAuthFixture.redirect, other])
+            try expectStatus(200, await onB.authorize(state: "b-2", ["redirect_uri": other], json: true))
+            // Accepted from memory, but the write finds the stamp changed: refused at once.
+            try await setRedirects([OAuthFixture.redirect])
+            let removed = try await onB.authorize(state: "b-3", ["redirect_uri": other], json: true)
+            #expect(removed.status == 400, "\(removed.status) \(removed.text)")
+            #expect(removed.json["error"] == "invalid_request")
+            try expectStatus(200, await onB.authorize(state: "b-4", json: true))
+        }
+    }
+
     @Test("a key rotated on node A is in node B's JWKS before A signs with it, and B accepts tokens signed with it")
     func keyRotationVisibleOnB() async throws {
         try await TwoNodeFixture.with { nodes in

@@ -34,34 +34,50 @@ public struct DownstreamAuthorizations: Sendable {
     /// when the state is already pending (or used and not yet expired) for the same client in
     /// the realm; an expired row is replaced. States are per client (grants migration 3): a
     /// backend's state may be predictable, and another client must not be able to claim it first.
-    public func begin(realmID: String, _ request: AuthorizationRequest) async throws -> PendingAuthorization {
+    /// `settingsStamp`: the realm's `RealmSettingsVersion` when the caller read the realm and the
+    /// client it validated `request` against, perhaps from memory; a realm whose stamp differs
+    /// now answers `.settingsChanged` and records nothing.
+    public func begin(realmID: String, _ request: AuthorizationRequest, settingsStamp: String? = nil)
+        async throws -> BeginOutcome {
         let at = now().unixSeconds
         let expiresAt = at + Self.pendingTTL
         let handle = Self.downstreamStatePrefix + SecureRandom.token(byteCount: 32)
-        let inserted = try await database.write { db in
-            // Expired rows are garbage; dropping them here keeps the table small without a job.
-            // Deferred: on PostgreSQL they travel with the INSERT, one round trip and then COMMIT.
-            try db.executeDeferred("DELETE FROM pending_authorizations WHERE expires_at <= ?", .integer(at - Self.pendingTTL))
-            try db.executeDeferred("DELETE FROM authorization_codes WHERE expires_at <= ?", .integer(at - 86_400))
-            return try db.execute("""
-                INSERT INTO pending_authorizations (realm_id, state, handle_hash, client_id, client_instance,
-                    redirect_uri, code_challenge, scope, nonce, created_at, expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (realm_id, client_id, state) DO UPDATE SET handle_hash = excluded.handle_hash,
-                    client_instance = excluded.client_instance,
-                    redirect_uri = excluded.redirect_uri, code_challenge = excluded.code_challenge,
-                    scope = excluded.scope, nonce = excluded.nonce, created_at = excluded.created_at,
-                    expires_at = excluded.expires_at, consumed_at = NULL
-                WHERE pending_authorizations.expires_at <= ?
-                """,
-                .text(realmID), .text(request.state), .blob(SHA256.hash(Array(handle.utf8))),
-                .text(request.clientID), .text(request.clientInstanceID), .text(request.redirectURI),
-                .text(request.codeChallenge), .text(Scope.format(request.scope)), .optional(request.nonce),
-                .integer(at), .integer(expiresAt), .integer(at))
+        struct Changed: Error {}
+        let inserted: Bool
+        do {
+            inserted = try await database.write { db in
+                // Expired rows are garbage; dropping them here keeps the table small without a job.
+                // Deferred: on PostgreSQL they travel with the reads below, one round trip and then COMMIT.
+                try db.executeDeferred("DELETE FROM pending_authorizations WHERE expires_at <= ?", .integer(at - Self.pendingTTL))
+                try db.executeDeferred("DELETE FROM authorization_codes WHERE expires_at <= ?", .integer(at - 86_400))
+                let stampRead = settingsStamp.map { _ in [RealmSettingsVersion.currentStatement(realmID: realmID)] } ?? []
+                let answers = try db.queryBatch(stampRead + [("""
+                    INSERT INTO pending_authorizations (realm_id, state, handle_hash, client_id, client_instance,
+                        redirect_uri, code_challenge, scope, nonce, created_at, expires_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (realm_id, client_id, state) DO UPDATE SET handle_hash = excluded.handle_hash,
+                        client_instance = excluded.client_instance,
+                        redirect_uri = excluded.redirect_uri, code_challenge = excluded.code_challenge,
+                        scope = excluded.scope, nonce = excluded.nonce, created_at = excluded.created_at,
+                        expires_at = excluded.expires_at, consumed_at = NULL
+                    WHERE pending_authorizations.expires_at <= ?
+                    RETURNING 1 AS recorded
+                    """, [
+                        .text(realmID), .text(request.state), .blob(SHA256.hash(Array(handle.utf8))),
+                        .text(request.clientID), .text(request.clientInstanceID), .text(request.redirectURI),
+                        .text(request.codeChallenge), .text(Scope.format(request.scope)), .optional(request.nonce),
+                        .integer(at), .integer(expiresAt), .integer(at),
+                    ])])
+                // Thrown, so the row just recorded rolls back with everything else.
+                if let settingsStamp, try RealmSettingsVersion.current(fromRows: answers[0]) != settingsStamp { throw Changed() }
+                return !answers[answers.count - 1].isEmpty
+            }
+        } catch is Changed {
+            return .settingsChanged
         }
-        guard inserted > 0 else { throw GrantsError(.invalidRequest, "state is already pending") }
-        return PendingAuthorization(realmID: realmID, request: request, downstreamState: handle,
-                                    expiresAt: expiresAt, expiresIn: Int(Self.pendingTTL))
+        guard inserted else { throw GrantsError(.invalidRequest, "state is already pending") }
+        return .pending(PendingAuthorization(realmID: realmID, request: request, downstreamState: handle,
+                                             expiresAt: expiresAt, expiresIn: Int(Self.pendingTTL)))
     }
 
     /// Branch B of native login, inside the login's own write transaction `db` (it commits the
@@ -147,4 +163,12 @@ public struct PendingAuthorization: Sendable, Equatable {
     public let downstreamState: String
     public let expiresAt: Int64
     public let expiresIn: Int
+}
+
+/// What `DownstreamAuthorizations.begin` ended in when it did not throw.
+public enum BeginOutcome: Sendable {
+    case pending(PendingAuthorization)
+    /// The realm's settings changed since the caller read them: nothing was recorded; decide
+    /// again on what is stored.
+    case settingsChanged
 }

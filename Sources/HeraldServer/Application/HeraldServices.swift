@@ -71,7 +71,7 @@ public struct HeraldServices: Sendable {
     /// Sign-in counts per realm and hour for the realm overview, shared by `LoginCountSharing`.
     let loginCounts: LoginCounts
     /// What refreshes read before their write, remembered on this node (`/token`, session API).
-    let tokenSettings = TokenSettingsMemory()
+    let oauthSettings = OAuthSettingsMemory()
     /// Each realm's Apple health warnings, as the gauge `herald_apple_health_warning`.
     let appleHealthWarnings: AppleHealthWarnings
     /// Realm overviews for the admin API and the warnings' monitor.

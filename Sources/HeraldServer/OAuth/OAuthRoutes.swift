@@ -9,7 +9,7 @@ import TokenIssuer
 /// authorize (code + PKCE), token, userinfo, revoke, introspect.
 struct OAuthRoutes: RouteGroup {
     let realms: RealmStore
-    let tokenSettings: TokenSettingsMemory
+    let oauthSettings: OAuthSettingsMemory
     let clients: ClientAppStore
     let accounts: AccountStore
     let downstream: DownstreamAuthorizations
@@ -24,13 +24,14 @@ struct OAuthRoutes: RouteGroup {
 
     func register(in router: inout Router, endpoint: Endpoint) {
         let realms = realms, keyRing = keyRing, issuers = issuers
-        let authorize = AuthorizeEndpoint(realms: realms, clients: clients, downstream: downstream, issuers: issuers,
-                                          requestLimiter: requestLimiter, clientAddresses: clientAddresses, logger: logger)
+        let authorize = AuthorizeEndpoint(realms: realms, oauthSettings: oauthSettings, clients: clients, downstream: downstream,
+                                          issuers: issuers, requestLimiter: requestLimiter, clientAddresses: clientAddresses,
+                                          logger: logger)
         router.add("GET", "/api/oauth/:realm/authorize", endpoint.handler { request in
             try await authorize.handle(request)
         })
         let authenticator = ClientAuthenticator(clients: clients)
-        let token = TokenEndpoint(realms: realms, tokenSettings: tokenSettings, authenticator: authenticator,
+        let token = TokenEndpoint(realms: realms, oauthSettings: oauthSettings, authenticator: authenticator,
                                   codeExchange: codeExchange, sessions: sessions,
                                   requestLimiter: requestLimiter, clientAddresses: clientAddresses, logger: logger)
         router.add("POST", "/api/oauth/:realm/token", endpoint.handler { request in

@@ -10,7 +10,7 @@ import Storage
 /// `refresh_token` grants for third-party backends, after client authentication.
 struct TokenEndpoint: Sendable {
     let realms: RealmStore
-    let tokenSettings: TokenSettingsMemory
+    let oauthSettings: OAuthSettingsMemory
     let authenticator: ClientAuthenticator
     let codeExchange: AuthorizationCodeExchange
     let sessions: SessionStore
@@ -20,7 +20,7 @@ struct TokenEndpoint: Sendable {
 
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
         // Remembered on this node, or read: each grant's write checks it is still current.
-        guard let settings = try await tokenSettings.enabledRealm(request.parameter("realm"), in: realms) else {
+        guard let settings = try await oauthSettings.enabledRealm(request.parameter("realm"), in: realms) else {
             throw APIError.notFound("Realm")
         }
         let realm = settings.realm
@@ -67,7 +67,7 @@ struct TokenEndpoint: Sendable {
     /// The code grant, from the realm and client this node remembers when it can (the
     /// exchange's write checks the realm's stamp, and a changed realm starts once more from
     /// what is stored, the code still unburnt).
-    private func authorizationCode(_ body: OAuthRequestBody, settings: TokenSettingsMemory.RememberedRealm,
+    private func authorizationCode(_ body: OAuthRequestBody, settings: OAuthSettingsMemory.RememberedRealm,
                                    credentials: ClientCredentials, clientIP: String) async throws -> IssuedTokens {
         let client = try await authenticated(credentials, settings: settings)
         let code = try body.required("code")
@@ -79,7 +79,7 @@ struct TokenEndpoint: Sendable {
         // One write transaction (Login): the code burns, the session starts and is recorded on it.
         let outcome: AuthorizationCodeExchange.Outcome
         do {
-            outcome = try await tokenSettings.withCurrentSettings(from: settings, in: realms) { current in
+            outcome = try await oauthSettings.withCurrentSettings(from: settings, in: realms) { current in
                 let client = current.stamp == settings.stamp ? client : try await authenticated(credentials, settings: current)
                 return try await codeExchange.exchange(realm: current.realm, client: client, code: code,
                                                        redirectURI: redirectURI, codeVerifier: verifier,
@@ -100,7 +100,7 @@ struct TokenEndpoint: Sendable {
     }
 
     /// The refresh grant, from the remembered realm and client as the code grant above.
-    private func refresh(_ body: OAuthRequestBody, settings: TokenSettingsMemory.RememberedRealm,
+    private func refresh(_ body: OAuthRequestBody, settings: OAuthSettingsMemory.RememberedRealm,
                          credentials: ClientCredentials, clientIP: String) async throws -> IssuedTokens {
         // Authentication comes first, as for every grant (a bad client is `invalid_client`
         // whatever else is wrong); it is done again only from changed settings.
@@ -112,7 +112,7 @@ struct TokenEndpoint: Sendable {
             scope = parsed
         }
         do {
-            return try await tokenSettings.withCurrentSettings(from: settings, in: realms) { current in
+            return try await oauthSettings.withCurrentSettings(from: settings, in: realms) { current in
                 let client = current.stamp == settings.stamp ? client : try await authenticated(credentials, settings: current)
                 return try await sessions.refresh(realmID: current.realm.id, presenter: .authenticatedClient(client),
                                                   refreshToken: refreshToken, scope: scope, clientIP: clientIP,
@@ -125,12 +125,12 @@ struct TokenEndpoint: Sendable {
 
     /// The client the credentials prove: remembered under the realm's stamp, or authenticated
     /// by what is stored (and then remembered).
-    private func authenticated(_ credentials: ClientCredentials, settings: TokenSettingsMemory.RememberedRealm)
+    private func authenticated(_ credentials: ClientCredentials, settings: OAuthSettingsMemory.RememberedRealm)
         async throws -> ClientApp {
         let realmID = settings.realm.id
-        if let client = tokenSettings.client(realmID: realmID, credentials, stamp: settings.stamp) { return client }
+        if let client = oauthSettings.client(realmID: realmID, credentials, stamp: settings.stamp) { return client }
         let client = try await authenticator.authenticate(realmID: realmID, credentials)
-        tokenSettings.remember(client, authenticatedBy: credentials, realmID: realmID, stamp: settings.stamp)
+        oauthSettings.remember(client, authenticatedBy: credentials, realmID: realmID, stamp: settings.stamp)
         return client
     }
 }

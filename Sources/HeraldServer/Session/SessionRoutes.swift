@@ -15,7 +15,7 @@ import TokenIssuer
 /// The handlers are static and take the group as `context`: what it holds is all they use.
 struct SessionRoutes: RouteGroup {
     let realms: RealmStore
-    let tokenSettings: TokenSettingsMemory
+    let oauthSettings: OAuthSettingsMemory
     let accounts: AccountStore
     let sessions: SessionStore
     let accessTokens: AccessTokenVerifier
@@ -44,7 +44,7 @@ struct SessionRoutes: RouteGroup {
 
     static func refresh(_ request: HTTPRequest, context: SessionRoutes) async throws -> HTTPResponse {
         // Remembered on this node, or read; the refresh's write checks it is still current.
-        guard let settings = try await context.tokenSettings.enabledRealm(request.parameter("realm"), in: context.realms)
+        guard let settings = try await context.oauthSettings.enabledRealm(request.parameter("realm"), in: context.realms)
         else { throw APIError.notFound("Realm") }
         let realm = settings.realm
         var body = try JSONRequestBody(request)
@@ -64,7 +64,7 @@ struct SessionRoutes: RouteGroup {
         // an unknown client id is a client mismatch, a disabled or deleted one a revoked
         // session, a confidential or third-party one `client_not_allowed`.
         do {
-            tokens = try await context.tokenSettings.withCurrentSettings(from: settings, in: context.realms) { settings in
+            tokens = try await context.oauthSettings.withCurrentSettings(from: settings, in: context.realms) { settings in
                 try await context.sessions.refresh(realmID: realm.id, presenter: .sessionAPI(clientID: clientID),
                                                    refreshToken: token, scope: nil, clientIP: clientIP,
                                                    settingsStamp: settings.stamp)

@@ -87,7 +87,10 @@ struct LoginFixture {
         let partner = self.partner
         guard case .accepted(let request) = try await AuthorizationRequest.validate(parameters, client: { _ in partner })
         else { throw LoginFixtureError.authorizationRefused }
-        return try await downstream.begin(realmID: Self.realmID, request).downstreamState
+        guard case .pending(let pending) = try await downstream.begin(realmID: Self.realmID, request) else {
+            throw LoginFixtureError.authorizationRefused
+        }
+        return pending.downstreamState
     }
 
     /// Whether the authorization of `downstreamState` still waits for its login.

@@ -4,22 +4,24 @@ import Realms
 import TokenIssuer
 import Synchronization
 
-/// Each node's memory of what a token request reads before its write (`/token`'s
+/// Each node's memory of what an OAuth request reads before its write (`/authorize`, `/token`'s
 /// `authorization_code` and `refresh_token` grants, the session API's refresh): the enabled
-/// realm, and the client a secret authenticated, each with the realm's `RealmSettingsVersion`
-/// stamp when it was read. So a refresh or a code exchange is its write's two round trips on
-/// PostgreSQL, not four.
+/// realm, and the client a request named or a secret authenticated, each with the realm's
+/// `RealmSettingsVersion` stamp when it was read. So on PostgreSQL each of them is its write's
+/// two round trips, with no reads before it.
 ///
 /// A remembered entry is only a guess: the request's write compares the stamp in its first
-/// round trip (`SessionStore.refresh(settingsStamp:)`, `AuthorizationCodeExchange.exchange(settingsStamp:)`),
-/// and a changed realm, client or secret (every such change sets a new stamp) sends the request
-/// back to fresh reads, so a change made on any node is obeyed by the next request on every
-/// node. Only what let a request through is remembered; a refusal is always decided on what is
-/// stored.
-final class TokenSettingsMemory: Sendable {
+/// round trip (`SessionStore.refresh(settingsStamp:)`, `AuthorizationCodeExchange.exchange(settingsStamp:)`,
+/// `DownstreamAuthorizations.begin(settingsStamp:)`), and a changed realm, client or secret
+/// (every such change sets a new stamp) sends the request back to fresh reads, so a change made
+/// on any node is obeyed by the next request on every node. Only what let a request through is
+/// remembered; a refusal is always decided on what is stored.
+final class OAuthSettingsMemory: Sendable {
     struct RememberedRealm: Sendable {
         let realm: Realm
         let stamp: String
+        /// Read by this request rather than found in memory.
+        var isReadNow = false
     }
 
     private struct ClientKey: Hashable {
@@ -40,6 +42,9 @@ final class TokenSettingsMemory: Sendable {
 
     private let realms = Mutex<[String: RememberedRealm]>([:])
     private let clients = Mutex<[ClientKey: RememberedClient]>([:])
+    /// Clients found by id for requests that only name them (`/authorize`): never handed out
+    /// as authenticated, so kept apart from `clients`.
+    private let namedClients = Mutex<[ClientKey: (client: ClientApp, stamp: String)]>([:])
 
     /// The enabled realm to start a token request from: remembered, else (or when `fresh`) read
     /// and remembered; nil when it does not exist or is disabled.
@@ -50,7 +55,7 @@ final class TokenSettingsMemory: Sendable {
             return nil
         }
         remember(realm, stamp: stamp)
-        return RememberedRealm(realm: realm, stamp: stamp)
+        return RememberedRealm(realm: realm, stamp: stamp, isReadNow: true)
     }
 
     /// Runs `write` from `settings`, and once more from the realm as stored when its stamp
@@ -100,11 +105,26 @@ final class TokenSettingsMemory: Sendable {
         }
     }
 
+    /// The client `clientID` of the realm as stored under `stamp`, for a request that names it
+    /// without authenticating it: remembered, else read by `read` and remembered when found.
+    func namedClient(realmID: String, clientID: String, stamp: String,
+                     read: () async throws -> ClientApp?) async throws -> ClientApp? {
+        let key = ClientKey(realmID: realmID, clientID: clientID)
+        if let remembered = namedClients.withLock({ $0[key] }), remembered.stamp == stamp { return remembered.client }
+        guard let client = try await read() else { return nil }
+        namedClients.withLock { table in
+            if table.count >= Self.capacity, table[key] == nil { table.removeAll() }
+            table[key] = (client, stamp)
+        }
+        return client
+    }
+
     /// Forgets the realm and its clients (its stamp changed, or it is gone). Clients are only
     /// swept for a realm that was remembered, so requests naming unknown realms cost no sweep;
     /// a client left behind is never handed out under another stamp.
     func forget(realmID: String) {
         guard realms.withLock({ $0.removeValue(forKey: realmID) }) != nil else { return }
         clients.withLock { table in table = table.filter { $0.key.realmID != realmID } }
+        namedClients.withLock { table in table = table.filter { $0.key.realmID != realmID } }
     }
 }

@@ -3,10 +3,10 @@ import Realms
 import Testing
 @testable import HeraldServer
 
-/// What a node remembers of a token request's client is handed back only for the same credentials
+/// What a node remembers of an OAuth request's client is handed back only for the same credentials
 /// under the same realm stamp (the two-node behaviour is in `TwoNodeTests`).
-@Suite("Token settings memory")
-struct TokenSettingsMemoryTests {
+@Suite("OAuth settings memory")
+struct OAuthSettingsMemoryTests {
     private let client = ClientApp(realmId: "acme", clientId: "backend", name: "Backend", createdAt: 0)
 
     private func credentials(_ secret: String?) -> ClientCredentials {
@@ -15,7 +15,7 @@ struct TokenSettingsMemoryTests {
 
     @Test("a remembered client needs the same secret, or none for a public client, and the same stamp")
     func clientMatchesOnlyItsCredentialsAndStamp() {
-        let memory = TokenSettingsMemory()
+        let memory = OAuthSettingsMemory()
         memory.remember(client, authenticatedBy: credentials("s3cret"), realmID: "acme", stamp: "v1")
         #expect(memory.client(realmID: "acme", credentials("s3cret"), stamp: "v1")?.clientId == "backend")
         #expect(memory.client(realmID: "acme", credentials("other"), stamp: "v1") == nil)
@@ -25,6 +25,21 @@ struct TokenSettingsMemoryTests {
 
         memory.remember(client, authenticatedBy: credentials(nil), realmID: "acme", stamp: "v1")
         #expect(memory.client(realmID: "acme", credentials(nil), stamp: "v1") != nil)
+        #expect(memory.client(realmID: "acme", credentials("s3cret"), stamp: "v1") == nil)
+    }
+
+    @Test("a client remembered for a request that only named it is found again under its stamp, and is never an authenticated one")
+    func namedClientIsNoAuthentication() async throws {
+        let memory = OAuthSettingsMemory()
+        let client = self.client
+        #expect(try await memory.namedClient(realmID: "acme", clientID: "backend", stamp: "v1") { client }?.clientId == "backend")
+        let again = try await memory.namedClient(realmID: "acme", clientID: "backend", stamp: "v1") {
+            Issue.record("read again under the stamp it was remembered with")
+            return nil
+        }
+        #expect(again?.clientId == "backend")
+        #expect(try await memory.namedClient(realmID: "acme", clientID: "backend", stamp: "v2") { nil } == nil)
+        #expect(memory.client(realmID: "acme", credentials(nil), stamp: "v1") == nil)
         #expect(memory.client(realmID: "acme", credentials("s3cret"), stamp: "v1") == nil)
     }
 }
