@@ -10,7 +10,7 @@ import Testing
 struct DownstreamBeginTests {
     static let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
 
-    @Test("beginning an authorization drops the expired pending authorizations and codes and keeps the live ones, on PostgreSQL in 2 round trips (the DELETEs travel with the INSERT, then COMMIT)",
+    @Test("beginning an authorization drops the expired pending authorizations and codes and keeps the live ones, on PostgreSQL in 2 round trips (the DELETEs and the stamp travel with the INSERT, then COMMIT)",
           arguments: Backend.allCases)
     func beginDropsExpiredRows(backend: Backend) async throws {
         try await FreshDatabase.with(backend, migrations: RealmsSchema.migrations + GrantsSchema.migrations) { database in
@@ -33,12 +33,13 @@ struct DownstreamBeginTests {
                         """, .blob(Array(hash.utf8)), .integer(at), .integer(expiresAt - 60), .integer(expiresAt))
                 }
             }
+            let stamp = try await database.read { db in try RealmSettingsVersion.current(db, realmID: "acme") }
             let roundTrips = (database as? PostgresDatabase)?.roundTrips
             let before = roundTrips?.total
             _ = try await DownstreamAuthorizations(database: database, now: Self.clock.closure)
-                .begin(realmID: "acme", GrantsSchemaTests.request(client: "backend", state: "new"))
+                .begin(realmID: "acme", GrantsSchemaTests.request(client: "backend", state: "new"), settingsStamp: stamp)
             if let roundTrips, let before {
-                // BEGIN, both DELETEs and the INSERT in one; then COMMIT.
+                // BEGIN, both DELETEs, the stamp and the INSERT in one; then COMMIT.
                 #expect(roundTrips.total - before == 2)
             }
             let left = try await database.read { db in
