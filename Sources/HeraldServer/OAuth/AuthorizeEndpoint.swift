@@ -39,8 +39,9 @@ struct AuthorizeEndpoint: Sendable {
                 try await authorize(query, settings: current, wantsJSON: request.acceptsJSON)
             }
         } catch let error as TokenError where error.code == .settingsChanged {
-            // The realm changed twice while one request ran: nothing was recorded, try again.
-            return OAuthErrorResponse.json(.storageUnavailable, realmID: realmID)
+            // The realm changed twice while one request ran: nothing was recorded; answered as
+            // an unreachable database is here (503, `Retry-After`), so the client tries again.
+            throw APIError.storageUnavailable
         }
     }
 

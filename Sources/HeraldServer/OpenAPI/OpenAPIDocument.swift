@@ -1403,6 +1403,16 @@ paths:
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
         "429":
           $ref: "#/components/responses/OAuthRateLimited"
+        "503":
+          description: "`service_unavailable`: the database does not answer (or the realm's settings changed twice while the request ran); nothing was recorded. Retry after `Retry-After` seconds."
+          headers:
+            Retry-After:
+              schema:
+                type: integer
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
   /api/oauth/{realmId}/token:
     post:
       tags: [OAuth]
