@@ -1097,10 +1097,10 @@ class Bench:
         write_lines(path, lines)
         return BodyFile(path, minted, bank)
 
-    def flows(self, connections):
+    def flows(self, connections, label="4 third-party flow"):
         """Scenario 4: authorize → native login (branch B, downstreamState) → code exchange with
-        PKCE and client_secret_post, chained per flow by wrk (flow.lua); flows per second."""
-        label = "4 third-party flow"
+        PKCE and client_secret_post, chained per flow by wrk (flow.lua); flows per second. On
+        PostgreSQL (4c) the row also says what the database did per flow."""
         environment = {"BENCH_LOGIN_PATH": f"/api/oauth/{REALM}/apple/native-login",
                        "BENCH_TOKEN_PATH": f"/api/oauth/{REALM}/token",
                        "BENCH_TOKEN_FORM": urllib.parse.urlencode({"redirect_uri": REDIRECT, "client_id": THIRD_PARTY,
@@ -1121,12 +1121,19 @@ class Bench:
         log(f"  {label} c={connections}: warm-up {warm['flows'] / warm['seconds']:.0f} flows/s; preparing {needed} flows")
         flows = self.flow_lines(needed)
         environment["BENCH_FLOWS"] = flows.path
-        cpu = self.herald.cpu_seconds()
+        side = getattr(self.herald, "side_cpu_seconds", dict)
+        counters = getattr(self.herald, "counters", lambda: None)
+        cpu, side_before, counted = self.herald.cpu_seconds(), side(), counters()
         result = wrk(self.herald.base, connections, f"{self.duration}s", script=script, environment=environment)
         result["cpu"] = self.herald.cpu_seconds() - cpu
+        result["side_cpu"] = {name: seconds - side_before[name] for name, seconds in side().items()}
+        if counted is not None:
+            time.sleep(1.2)  # pg_stat_database is flushed about once a second
+            result["database"] = counters().minus(counted, result["flows"])
         flows.give_back(result)
         requests_per_second = result["rps"]
-        # The row counts flows: flows/s, server CPU per flow; latencies are per request.
+        # The row counts flows: flows/s, server CPU per flow (and database work per flow, on
+        # PostgreSQL); latencies are per request.
         result["requests"], result["rps"] = result["flows"], result["flows"] / result["seconds"]
         return self.record(label, connections, result,
                            f"flows/s (3 requests each, {requests_per_second:.0f} req/s), wrk flow.lua;"
@@ -1228,6 +1235,8 @@ class Bench:
                 self.returning(connections, f"{login} login, returning, {where}{standby}{via}", strict_warmup=False)
                 self.refresh(connections, "token", f"{refresh} /token refresh, {where}{standby}{via}",
                              strict_warmup=False)
+                if count == 1 and "flow" in self.args.scenarios:
+                    self.flows(connections, f"4c third-party flow, {where}{standby} (per flow)")
             if os.environ.get("BENCH_PG_STATEMENTS"):
                 # Profiling aid: every statement the nodes sent, and the foreign-key checks and
                 # other statements run inside them, most called first.
@@ -1473,7 +1482,7 @@ def main():
                         help="which to run (comma-separated subset): ceiling (/healthz, /jwks.json), returning,"
                              " new, refresh (/token), session (session refresh), flow (third party, wrk), openloop"
                              " (login and refreshes at a fixed rate; runs the closed-loop ones it needs),"
-                             " returning-1node-pg (scenarios 1 and 3 on one node + PostgreSQL),"
+                             " returning-1node-pg (scenarios 1 and 3 on one node + PostgreSQL, and 4 when flow runs too),"
                              " returning-2node-pg (the same on two nodes + PostgreSQL behind nginx), scale")
     parser.add_argument("--open-fraction", type=float, default=0.5,
                         help="open-loop offered rate as a fraction of the closed-loop maximum (default 0.5)")

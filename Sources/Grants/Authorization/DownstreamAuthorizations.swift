@@ -45,7 +45,10 @@ public struct DownstreamAuthorizations: Sendable {
         struct Changed: Error {}
         let inserted: Bool
         do {
-            inserted = try await database.write { db in
+            // READ COMMITTED on PostgreSQL: the upsert's conflict target keeps a state single per
+            // client, and the DELETEs are idempotent. Under SERIALIZABLE their index-page locks
+            // made concurrent begins fail each other (503s in the bench's flow at 64 connections).
+            inserted = try await database.write(isolation: .readCommitted) { db in
                 // Expired rows are garbage; dropping them here keeps the table small without a job.
                 // Deferred: on PostgreSQL they travel with the reads below, one round trip and then COMMIT.
                 try db.executeDeferred("DELETE FROM pending_authorizations WHERE expires_at <= ?", .integer(at - Self.pendingTTL))

@@ -46,7 +46,7 @@ final class OAuthSettingsMemory: Sendable {
     /// as authenticated, so kept apart from `clients`.
     private let namedClients = Mutex<[ClientKey: (client: ClientApp, stamp: String)]>([:])
 
-    /// The enabled realm to start a token request from: remembered, else (or when `fresh`) read
+    /// The enabled realm to start an OAuth request from: remembered, else (or when `fresh`) read
     /// and remembered; nil when it does not exist or is disabled.
     func enabledRealm(_ id: String, in store: RealmStore, fresh: Bool = false) async throws -> RememberedRealm? {
         if !fresh, let remembered = realms.withLock({ $0[id] }) { return remembered }
