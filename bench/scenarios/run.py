@@ -864,6 +864,21 @@ class Bench:
                 [f"new.{run}.{i}@bench.example" for i in range(count)])
 
     # -- one measured scenario -------------------------------------------------------------------
+    def beside_meter(self):
+        """On PostgreSQL (one node or several): what nginx and PostgreSQL spend beside the nodes'
+        CPU and what the database does, from now until the returned function is called with the
+        run's result and the count to divide by (requests, or flows). Nothing on SQLite."""
+        side = getattr(self.herald, "side_cpu_seconds", dict)
+        counters = getattr(self.herald, "counters", lambda: None)
+        side_before, counted = side(), counters()
+
+        def finish(result, count):
+            result["side_cpu"] = {name: seconds - side_before[name] for name, seconds in side().items()}
+            if counted is not None:
+                time.sleep(1.2)  # pg_stat_database is flushed about once a second
+                result["database"] = counters().minus(counted, count)
+        return finish
+
     def storage_meter(self):
         """Starts counting what the server writes; the function it returns, called once the run
         (and its CPU reading) is over, puts bytes written and writes per SQLite commit into a
@@ -966,19 +981,13 @@ class Bench:
         needed = int(measured * self.duration * self.POOL_MARGIN) + 2000
         log(f"  {scenario} c={connections}: warm-up {measured:.0f} req/s; preparing {needed} bodies")
         bodies = make_bodies(needed)
-        side = getattr(self.herald, "side_cpu_seconds", dict)
-        counters = getattr(self.herald, "counters", lambda: None)
-        storage = self.storage_meter()
-        cpu, side_before, counted = self.herald.cpu_seconds(), side(), counters()
+        storage, beside = self.storage_meter(), self.beside_meter()
+        cpu = self.herald.cpu_seconds()
         result = wrk(self.herald.base, connections, f"{self.duration}s", bodies=bodies.path, path=path,
                      content_type=content_type)
         result["cpu"] = self.herald.cpu_seconds() - cpu
         storage(result)
-        # Several nodes: what nginx and PostgreSQL spent per request, beside the nodes' CPU.
-        result["side_cpu"] = {name: seconds - side_before[name] for name, seconds in side().items()}
-        if counted is not None:
-            time.sleep(1.2)  # pg_stat_database is flushed about once a second
-            result["database"] = counters().minus(counted, result["requests"])
+        beside(result, result["requests"])
         bodies.give_back(result)
         result["warmupNon2xx"] = warmup_failures
         if result["dry"]:
@@ -1121,15 +1130,11 @@ class Bench:
         log(f"  {label} c={connections}: warm-up {warm['flows'] / warm['seconds']:.0f} flows/s; preparing {needed} flows")
         flows = self.flow_lines(needed)
         environment["BENCH_FLOWS"] = flows.path
-        side = getattr(self.herald, "side_cpu_seconds", dict)
-        counters = getattr(self.herald, "counters", lambda: None)
-        cpu, side_before, counted = self.herald.cpu_seconds(), side(), counters()
+        beside = self.beside_meter()
+        cpu = self.herald.cpu_seconds()
         result = wrk(self.herald.base, connections, f"{self.duration}s", script=script, environment=environment)
         result["cpu"] = self.herald.cpu_seconds() - cpu
-        result["side_cpu"] = {name: seconds - side_before[name] for name, seconds in side().items()}
-        if counted is not None:
-            time.sleep(1.2)  # pg_stat_database is flushed about once a second
-            result["database"] = counters().minus(counted, result["flows"])
+        beside(result, result["flows"])
         flows.give_back(result)
         requests_per_second = result["rps"]
         # The row counts flows: flows/s, server CPU per flow (and database work per flow, on
