@@ -79,11 +79,9 @@ struct TokenEndpoint: Sendable {
         // One write transaction (Login): the code burns, the session starts and is recorded on it.
         let outcome: AuthorizationCodeExchange.Outcome
         do {
-            outcome = try await oauthSettings.withCurrentSettings(from: settings, in: realms) { current in
-                let client = current.stamp == settings.stamp ? client : try await authenticated(credentials, settings: current)
-                return try await codeExchange.exchange(realm: current.realm, client: client, code: code,
-                                                       redirectURI: redirectURI, codeVerifier: verifier,
-                                                       clientIP: clientIP, settingsStamp: current.stamp)
+            outcome = try await withCurrentSettings(from: settings, client: client, credentials: credentials) { current, client in
+                try await codeExchange.exchange(realm: current.realm, client: client, code: code, redirectURI: redirectURI,
+                                                codeVerifier: verifier, clientIP: clientIP, settingsStamp: current.stamp)
             }
         } catch let error as TokenError where error.code == .settingsChanged {
             // The realm changed twice while one exchange ran: nothing changed, try again.
@@ -112,14 +110,25 @@ struct TokenEndpoint: Sendable {
             scope = parsed
         }
         do {
-            return try await oauthSettings.withCurrentSettings(from: settings, in: realms) { current in
-                let client = current.stamp == settings.stamp ? client : try await authenticated(credentials, settings: current)
-                return try await sessions.refresh(realmID: current.realm.id, presenter: .authenticatedClient(client),
-                                                  refreshToken: refreshToken, scope: scope, clientIP: clientIP,
-                                                  settingsStamp: current.stamp)
+            return try await withCurrentSettings(from: settings, client: client, credentials: credentials) { current, client in
+                try await sessions.refresh(realmID: current.realm.id, presenter: .authenticatedClient(client),
+                                           refreshToken: refreshToken, scope: scope, clientIP: clientIP,
+                                           settingsStamp: current.stamp)
             }
         } catch let error as TokenError {
             throw GrantsError(refreshFailure: error)
+        }
+    }
+
+    /// Runs a grant's write from `settings` with `client` (authenticated under them), and once more
+    /// from stored settings, the client authenticated again, when the realm's stamp changed
+    /// meanwhile (`OAuthSettingsMemory.withCurrentSettings`).
+    private func withCurrentSettings<T>(from settings: OAuthSettingsMemory.RememberedRealm, client: ClientApp,
+                                        credentials: ClientCredentials,
+                                        _ write: (OAuthSettingsMemory.RememberedRealm, ClientApp) async throws -> T)
+        async throws -> T {
+        try await oauthSettings.withCurrentSettings(from: settings, in: realms) { current in
+            try await write(current, current.stamp == settings.stamp ? client : try await authenticated(credentials, settings: current))
         }
     }
 

@@ -562,15 +562,7 @@ paths:
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
         "503":
-          description: "`service_unavailable`: the database is unreachable."
-          headers:
-            Retry-After:
-              schema:
-                type: integer
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
+          $ref: "#/components/responses/DatabaseUnavailable"
   /api/oauth/{realmId}/apple/callback:
     post:
       tags: [Native login]
@@ -880,15 +872,7 @@ paths:
         "431":
           $ref: "#/components/responses/RequestHeaderFieldsTooLarge"
         "503":
-          description: "`service_unavailable`: the database is unreachable."
-          headers:
-            Retry-After:
-              schema:
-                type: integer
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
+          $ref: "#/components/responses/DatabaseUnavailable"
   /api/oauth/{realmId}/google/callback:
     post:
       tags: [Native login]
@@ -1404,15 +1388,7 @@ paths:
         "429":
           $ref: "#/components/responses/OAuthRateLimited"
         "503":
-          description: "`service_unavailable`: the database does not answer (or the realm's settings changed twice while the request ran); nothing was recorded. Retry after `Retry-After` seconds."
-          headers:
-            Retry-After:
-              schema:
-                type: integer
-          content:
-            application/json:
-              schema:
-                $ref: "#/components/schemas/Error"
+          $ref: "#/components/responses/DatabaseUnavailable"
   /api/oauth/{realmId}/token:
     post:
       tags: [OAuth]
@@ -3229,6 +3205,16 @@ components:
           example:
             error: temporarily_unavailable
             error_description: the service is temporarily unavailable; retry later
+    DatabaseUnavailable:
+      description: "`service_unavailable`: the database does not answer (on `/authorize` also when the realm's settings changed twice while the request ran); nothing was recorded. Retry after `Retry-After` seconds."
+      headers:
+        Retry-After:
+          schema:
+            type: integer
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
     ServiceUnavailable:
       description: "`service_unavailable`: the database does not answer, so the token could not be checked (never answered as invalid). Retry after `Retry-After` seconds."
       headers:
