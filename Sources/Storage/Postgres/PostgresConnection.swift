@@ -42,7 +42,7 @@ final class PostgresConnection {
     /// Translated SQL per original SQL (translation does not depend on the connection).
     private var translations: [String: PostgresDialect.Translation] = [:]
     /// Prepared statement names per (SQL, parameter types); cleared when the connection is re-opened.
-    private var prepared: [String: String] = [:]
+    private var prepared: [PostgresCommand.Key: String] = [:]
     private var nextStatementNumber = 0
     private var isClosed = false
 
@@ -305,7 +305,7 @@ final class PostgresConnection {
     /// Runs the statement (with whatever is queued before it, in one round trip); one that
     /// changes data runs under a savepoint in a guarded attempt.
     private func run(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> OpaquePointer {
-        guard writeMode == .guarded, Self.changesData(sql) else {
+        guard writeMode == .guarded, try translation(of: sql).kind == .dataChange else {
             return try runStatement(sql, parameters)
         }
         try runUncached("SAVEPOINT herald_statement")
@@ -335,14 +335,7 @@ final class PostgresConnection {
     /// The command for a statement: translated, its parameters encoded, and a named prepared
     /// statement (prepared when it is first sent) for plain DML.
     private func command(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> PostgresCommand {
-        let translation: PostgresDialect.Translation
-        if let cached = translations[sql] {
-            translation = cached
-        } else {
-            translation = try PostgresDialect.translate(sql)
-            if translations.count >= Self.statementCacheLimit { translations.removeAll() }
-            translations[sql] = translation
-        }
+        let translation = try translation(of: sql)
         guard parameters.count == translation.parameterCount else {
             throw StorageError(code: .other, sql: sql,
                                message: "the statement has \(translation.parameterCount) parameter(s) but \(parameters.count) value(s) were given")
@@ -354,9 +347,7 @@ final class PostgresConnection {
 
         // Only plain DML is worth a named prepared statement; DDL and the like run unnamed, so a
         // cached plan never outlives the schema it was made for.
-        let firstWord = translation.sql.drop(while: { $0.isWhitespace || $0 == "(" }).prefix(while: { $0.isLetter }).uppercased()
-        let cacheable = ["SELECT", "INSERT", "UPDATE", "DELETE", "WITH"].contains(firstWord)
-        if ["CREATE", "ALTER", "DROP"].contains(firstWord), !prepared.isEmpty {
+        if translation.kind == .schemaChange, !prepared.isEmpty {
             // A cached `SELECT *` whose table changed would fail with "cached plan must not
             // change result type"; schema changes made by other connections (another node's
             // migration) are not seen here, which is why migrations run at start.
@@ -364,8 +355,8 @@ final class PostgresConnection {
             prepared.removeAll()
         }
         var form = PostgresCommand.Form.unnamed
-        if cacheable {
-            let key = sql + "\u{0}" + types.map { String($0) }.joined(separator: ",")
+        if translation.kind.isPreparedByName {
+            let key = PostgresCommand.Key(sql: sql, types: types)
             if let name = prepared[key] {
                 form = .prepared(name: name)
             } else {
@@ -381,8 +372,17 @@ final class PostgresConnection {
                 form = .prepareAndRun(name: name, key: key)
             }
         }
-        return PostgresCommand(sql: sql, text: translation.sql, form: form, changesData: Self.changesData(sql),
+        return PostgresCommand(sql: sql, text: translation.sql, form: form, changesData: translation.kind == .dataChange,
                                types: types, values: encoded, lengths: lengths, formats: formats)
+    }
+
+    /// `sql` translated for PostgreSQL, from the cache when it was translated before.
+    private func translation(of sql: String) throws(StorageError) -> PostgresDialect.Translation {
+        if let cached = translations[sql] { return cached }
+        let translation = try PostgresDialect.translate(sql)
+        if translations.count >= Self.statementCacheLimit { translations.removeAll() }
+        translations[sql] = translation
+        return translation
     }
 
     /// Sends what is queued, then `finals`, in one round trip: a pipeline when there is more
@@ -463,11 +463,6 @@ final class PostgresConnection {
         // No SQLSTATE: the connection itself failed (server gone, socket closed).
         let reason = String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()
         throw StorageError.connectionLost(reason.isEmpty ? "no response from the server" : reason, sql: sql)
-    }
-
-    private static func changesData(_ sql: String) -> Bool {
-        let firstWord = sql.drop(while: { $0.isWhitespace || $0 == "(" }).prefix(while: { $0.isLetter }).uppercased()
-        return ["INSERT", "UPDATE", "DELETE", "WITH"].contains(firstWord)
     }
 
     /// `SQLExecutor.withSavepoint` on this connection: optimistic attempts run `body` without a

@@ -16,10 +16,37 @@
 /// Everything else passes through unchanged (so e.g. `sqlite_master`, `typeof()`, untyped
 /// columns or `PRAGMA` fail on PostgreSQL with its own error).
 enum PostgresDialect {
-    /// The translated SQL and how many parameters it takes.
+    /// The translated SQL, how many parameters it takes and what kind of statement it is.
     struct Translation: Sendable, Equatable {
         let sql: String
         let parameterCount: Int
+        let kind: StatementKind
+    }
+
+    /// What a statement does, by its first word. Decided once per SQL text with its translation
+    /// (a connection caches both), not once per statement sent: the character classes behind
+    /// it cost more than the rest of building a command.
+    enum StatementKind: Sendable, Equatable {
+        /// SELECT: worth a named prepared statement.
+        case read
+        /// INSERT, UPDATE, DELETE, WITH: worth a named prepared statement, and a failure inside
+        /// an optimistic write needs the guarded replay.
+        case dataChange
+        /// CREATE, ALTER, DROP: cached plans may no longer fit the schema.
+        case schemaChange
+        /// Anything else (transaction control, SET, …): runs unnamed.
+        case other
+
+        init(firstWordOf sql: String) {
+            switch sql.drop(while: { $0.isWhitespace || $0 == "(" }).prefix(while: { $0.isLetter }).uppercased() {
+            case "SELECT": self = .read
+            case "INSERT", "UPDATE", "DELETE", "WITH": self = .dataChange
+            case "CREATE", "ALTER", "DROP": self = .schemaChange
+            default: self = .other
+            }
+        }
+
+        var isPreparedByName: Bool { self == .read || self == .dataChange }
     }
 
     /// Translates one statement.
@@ -40,7 +67,7 @@ enum PostgresDialect {
                 output += token.text
             }
         }
-        return Translation(sql: output, parameterCount: parameter)
+        return Translation(sql: output, parameterCount: parameter, kind: StatementKind(firstWordOf: sql))
     }
 
     // MARK: - Tokens

@@ -9,7 +9,14 @@ struct PostgresCommand {
         /// Runs the prepared statement `name`.
         case prepared(name: String)
         /// Prepares `name` (under the cache key `key`), then runs it.
-        case prepareAndRun(name: String, key: String)
+        case prepareAndRun(name: String, key: Key)
+    }
+
+    /// What a prepared statement is cached under: the SQL as the module wrote it and the
+    /// parameters' type OIDs (one SQL text bound with other types is another statement).
+    struct Key: Hashable {
+        let sql: String
+        let types: [UInt32]
     }
 
     /// The SQL as the module wrote it, for error messages.
