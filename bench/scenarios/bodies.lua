@@ -35,6 +35,11 @@ function init(args)
     end
     available = #bodies
     used = 0
+    -- Before the run wrk calls thread 0's request() once to check the script
+    -- (script_verify_request) and never sends what it returns: that call must not use up a
+    -- body, or the body is lost and, in capture mode, the thread waits for an answer that never
+    -- comes until the run's duration is out.
+    verifying = (id == 0)
     dry = 0
     dry_marker = os.getenv("BENCH_DRY") and (os.getenv("BENCH_DRY") .. "." .. id)
     capture = os.getenv("BENCH_CAPTURE")
@@ -55,6 +60,10 @@ function request()
         end
         -- Nothing to write: the connection idles until the harness ends the run.
         return ""
+    end
+    if verifying then
+        verifying = false
+        return bodies[used + 1]
     end
     used = used + 1
     return bodies[used]

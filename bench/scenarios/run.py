@@ -1030,29 +1030,51 @@ class Bench:
 
     def sessions(self, count):
         """`count` refresh tokens: banked ones first (unsent by an earlier refresh run on this
-        database), the rest from real branch-A logins (wrk in capture mode, not measured)."""
+        database), the rest from real branch-A logins (wrk in capture mode, not measured). The
+        capture runs in rounds until it has them all, each round as long as the capture rate seen
+        so far needs: logins at 16 connections run slower than the measured run's, so one round
+        sized from the login rate could come back short and leave the refresh run's pool dry."""
         tokens = self.refresh_bank[:count]
         del self.refresh_bank[:count]
         if len(tokens) >= count:
             log(f"  {count} sessions from the bank")
             return tokens
         banked = len(tokens)
-        count -= banked
-        bodies = self.returning_bodies("sessions.jsonl", count)
         prefix = os.path.join(self.folder, "captured")
         rate = max(200, self.login_rate or self.args.warmup_rate)
-        seconds = int(count / rate * 1.5) + 3
         started = time.monotonic()
-        wrk(self.herald.base, 16, f"{seconds}s", bodies=bodies.path, path=f"/api/oauth/{REALM}/apple/native-login",
-            capture=prefix)
-        for name in os.listdir(self.folder):
-            if name.startswith("captured."):
-                if not name.endswith(".done"):
-                    with open(os.path.join(self.folder, name)) as f:
-                        tokens.extend(line.strip() for line in f if line.strip())
-                os.remove(os.path.join(self.folder, name))
-        log(f"  {banked} sessions from the bank, captured {len(tokens) - banked} of {count}"
+        for _ in range(self.CAPTURE_ROUNDS):
+            missing = count - len(tokens)
+            if missing <= 0:
+                break
+            bodies = self.returning_bodies("sessions.jsonl", missing)
+            result = wrk(self.herald.base, 16, f"{int(missing / rate * 1.5) + 3}s", bodies=bodies.path,
+                         path=f"/api/oauth/{REALM}/apple/native-login", capture=prefix)
+            bodies.give_back(result)
+            captured = self.captured_tokens(prefix)
+            tokens.extend(captured)
+            if len(captured) < missing:
+                log(f"  capture round: {len(captured)} of {missing} in {result['seconds']:.1f}s"
+                    f" ({result['non2xx']} non-2xx, {result['socketErrors']} socket errors)")
+            rate = max(200, len(captured) / max(result["seconds"], 0.1))
+        log(f"  {banked} sessions from the bank, captured {len(tokens) - banked} of {count - banked}"
             f" in {time.monotonic() - started:.0f}s")
+        return tokens
+
+    # A capture round that comes back short is followed by another, sized from its rate; a
+    # server that captures nothing at all is caught by the refresh run's dry-pool check.
+    CAPTURE_ROUNDS = 4
+
+    def captured_tokens(self, prefix):
+        """The refresh tokens bodies.lua wrote in capture mode (its files removed)."""
+        tokens = []
+        folder, stem = os.path.split(prefix)
+        for name in os.listdir(folder):
+            if name.startswith(stem + "."):
+                if not name.endswith(".done"):
+                    with open(os.path.join(folder, name)) as f:
+                        tokens.extend(line.strip() for line in f if line.strip())
+                os.remove(os.path.join(folder, name))
         return tokens
 
     # The two refresh routes: `/token` (OAuth, form) and the first-party session API (JSON), each
