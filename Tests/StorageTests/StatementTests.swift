@@ -55,10 +55,15 @@ struct StatementTests {
                 let before = try executor.query("SELECT * FROM thing").first?.columns
                 try executor.execute("ALTER TABLE thing ADD COLUMN b TEXT")
                 let after = try executor.query("SELECT * FROM thing").first?.columns
-                return (before, after)
+                // Same number of columns, another name: a layout remembered for the SQL text
+                // would still say "b".
+                try executor.execute("ALTER TABLE thing RENAME COLUMN b TO c")
+                let renamed = try executor.query("SELECT * FROM thing").first?.columns
+                return (before, after, renamed)
             }
             #expect(columns.0 == ["a"])
             #expect(columns.1 == ["a", "b"])
+            #expect(columns.2 == ["a", "c"])
         }
     }
 
