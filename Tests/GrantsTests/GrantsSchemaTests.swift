@@ -16,6 +16,47 @@ struct GrantsSchemaTests {
                              nonce: nil)
     }
 
+    /// Issue #39: on PostgreSQL the grants tables' foreign keys to `realms` gave way to a
+    /// cascade trigger (migration 4); a realm's deletion still takes its grants, on both stores.
+    @Test("deleting a realm removes its pending authorizations and codes, and only those", arguments: Backend.allCases)
+    func realmDeletionRemovesGrants(backend: Backend) async throws {
+        try await FreshDatabase.with(backend, migrations: RealmsSchema.migrations + GrantsSchema.migrations) { database in
+            let realms = RealmStore(database: database, now: Self.clock.closure)
+            let at = Self.clock.now.unixSeconds
+            for realm in ["acme", "other"] {
+                _ = try await realms.create(id: realm, context: ChangeContext(actor: "test"))
+                try await database.write { db in
+                    try db.execute("""
+                        INSERT INTO pending_authorizations (realm_id, client_id, state, redirect_uri, code_challenge, scope,
+                            created_at, expires_at)
+                        VALUES (?, 'backend', 'state', 'https://backend.example/cb', 'challenge', 'openid', ?, ?)
+                        """, .text(realm), .integer(at), .integer(at + 600))
+                    try db.execute("""
+                        INSERT INTO authorization_codes (code_hash, realm_id, client_id, redirect_uri, code_challenge, scope,
+                            account_id, auth_time, created_at, expires_at)
+                        VALUES (?, ?, 'backend', 'https://backend.example/cb', 'challenge', 'openid', 'account', ?, ?, ?)
+                        """, .blob(Array(realm.utf8)), .text(realm), .integer(at), .integer(at), .integer(at + 60))
+                }
+            }
+            try await realms.delete("acme", context: ChangeContext(actor: "test"))
+
+            let left = try await database.read { db in
+                [try db.query("SELECT realm_id FROM pending_authorizations", []).map { try $0.string("realm_id") },
+                 try db.query("SELECT realm_id FROM authorization_codes", []).map { try $0.string("realm_id") }]
+            }
+            #expect(left == [["other"], ["other"]])
+            if backend == .postgres {
+                let foreignKeys = try await database.read { db in
+                    try db.query("""
+                        SELECT conname FROM pg_constraint
+                        WHERE contype = 'f' AND conrelid IN ('pending_authorizations'::regclass, 'authorization_codes'::regclass)
+                        """, []).map { try $0.string("conname") }
+                }
+                #expect(foreignKeys.isEmpty, "no insert into the grants tables locks the realm's row")
+            }
+        }
+    }
+
     /// Issue #38 item 9: keyed by (realm, state), a client could claim another backend's
     /// predictable state first. Migration 3 rebuilds the table keyed by (realm, client, state).
     @Test("migration 3 keeps pending authorizations and keys their states per client", arguments: Backend.allCases)

@@ -98,5 +98,35 @@ public enum GrantsSchema {
             "CREATE INDEX pending_authorizations_expiry ON pending_authorizations (expires_at)",
             "CREATE UNIQUE INDEX pending_authorizations_handle ON pending_authorizations (handle_hash)",
         ]),
+        // On PostgreSQL each insert's foreign-key check on `realm_id` is a query and a FOR KEY
+        // SHARE lock on the one `realms` row every flow of the realm shares (an /authorize
+        // and a branch B login each took one; multixacts when flows overlap). Grants guarantees
+        // the relation itself: a pending authorization or code is only written in a
+        // transaction that read the realm's settings stamp (`begin(settingsStamp:)`, the
+        // login's first round trip). What the keys still did, the cascade on a realm's
+        // deletion, becomes a statement trigger on `realms` (Grants already depends on that
+        // table; Realms stays unaware of Grants). A row that a racing transaction leaves
+        // behind a deleted realm is inert: every use reads the realm first, and the expiry
+        // purge removes it within minutes. SQLite checks a foreign key with a B-tree read and
+        // no lock, and cannot drop one: there they stay. Version 3 created the pending table
+        // as `pending_authorizations_v3`, whose name its constraint kept.
+        Migration(module: "grants", version: 4, name: "realm foreign keys as a cascade trigger", statements: [
+            "ALTER TABLE pending_authorizations DROP CONSTRAINT IF EXISTS pending_authorizations_v3_realm_id_fkey",
+            "ALTER TABLE pending_authorizations DROP CONSTRAINT IF EXISTS pending_authorizations_realm_id_fkey",
+            "ALTER TABLE authorization_codes DROP CONSTRAINT IF EXISTS authorization_codes_realm_id_fkey",
+            """
+            CREATE FUNCTION grants_delete_of_realms() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                DELETE FROM pending_authorizations p USING deleted_realms d WHERE p.realm_id = d.id;
+                DELETE FROM authorization_codes c USING deleted_realms d WHERE c.realm_id = d.id;
+                RETURN NULL;
+            END $$
+            """,
+            """
+            CREATE TRIGGER realms_delete_grants AFTER DELETE ON realms
+                REFERENCING OLD TABLE AS deleted_realms
+                FOR EACH STATEMENT EXECUTE FUNCTION grants_delete_of_realms()
+            """,
+        ], onlyOn: .postgres),
     ]
 }
