@@ -70,7 +70,11 @@ public final class LoginAttemptLimiter: Sendable {
             last = at
             return true
         }
-        try await database.write { db in
+        // READ COMMITTED on PostgreSQL: the count is one upsert, atomic on its own (a second
+        // failure of the window waits for the first's row lock and adds to what it committed).
+        // Under SERIALIZABLE every overlap of one client's failures, which is what a guessing
+        // client sends, failed with a serialization error and ran again.
+        try await database.write(isolation: .readCommitted) { db in
             try db.execute("""
                 INSERT INTO login_failures (realm_id, client_ip, window_start, failures) VALUES (?, ?, ?, 1)
                 ON CONFLICT (realm_id, client_ip, window_start) DO UPDATE SET failures = login_failures.failures + 1
