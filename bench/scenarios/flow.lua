@@ -47,6 +47,9 @@ function init(args)
     dry_marker = os.getenv("BENCH_DRY") and (os.getenv("BENCH_DRY") .. "." .. id)
     verifiers = {}
     queue, head, tail = {}, 1, 0
+    -- Before the run wrk calls thread 0's request() once to check the script
+    -- (script_verify_request) and never sends what it returns: that call starts no flow.
+    verifying = (id == 0)
     json = { ["Content-Type"] = "application/json" }
     form = { ["Content-Type"] = "application/x-www-form-urlencoded" }
 end
@@ -69,6 +72,10 @@ function request()
             if dry_marker then io.open(dry_marker, "w"):close() end
         end
         return ""
+    end
+    if verifying then
+        verifying = false
+        return flows[started + 1].authorize
     end
     started = started + 1
     local flow = flows[started]
