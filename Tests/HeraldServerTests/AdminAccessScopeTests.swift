@@ -2,6 +2,7 @@ import Foundation
 import HeraldTestSupport
 import JOSE
 import Realms
+import Storage
 import TokenIssuer
 import Testing
 @testable import HeraldServer
@@ -200,6 +201,29 @@ struct AdminAccessScopeTests {
             let logs = herald.logs.captured.joined(separator: "\n")
             #expect(logs.contains("admin_denied"))
             #expect(!logs.contains(viewer) && !audit.text.contains(viewer))
+        }
+    }
+
+    /// One token's refusals sent in parallel are each audited and counted, and none makes
+    /// another run again: on PostgreSQL no write conflicts (`herald_postgres_write_conflicts_total`).
+    @Test("parallel refusals of one token are all audited without a write conflict")
+    func parallelRefusalsAreAuditedWithoutConflicts() async throws {
+        try await RunningHerald.with(backend: .postgres) { herald throws in
+            try await herald.createRealm("acme")
+            let viewer = try await Self.token(herald, "support", role: .viewer)
+            let postgres = try #require(herald.application.services.database as? PostgresDatabase)
+            let before = postgres.writeConflicts.total
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<32 {
+                    group.addTask {
+                        try await herald.admin("PATCH", "/api/admin/realms/acme", json: ["enabled": false], token: viewer).status
+                    }
+                }
+                for try await status in group { #expect(status == 403) }
+            }
+            #expect(postgres.writeConflicts.total - before == 0)
+            let audit = try await herald.admin("GET", "/api/admin/audit?action=admin.denied&limit=200")
+            #expect(audit.items.count == 32)
         }
     }
 

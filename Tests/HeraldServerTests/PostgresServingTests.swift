@@ -42,6 +42,7 @@ import Testing
             #expect(text.contains("herald_postgres_connections 4\n"))  // RunningHerald's
             #expect(text.contains("# TYPE herald_postgres_connections_in_use gauge"))
             #expect(text.contains("# TYPE herald_postgres_connection_waits_total counter"))
+            #expect(text.contains("# TYPE herald_postgres_write_conflicts_total counter"))
         }
     }
 

@@ -43,7 +43,7 @@ struct LoginAttemptLimiterTests {
             let first = postgres.roundTrips.total
             try await limiter.recordFailure(realmID: "acme", clientIP: "203.0.113.7", limit: limit)
             let one = postgres.roundTrips.total - first
-            let before = postgres.roundTrips.total
+            let before = postgres.roundTrips.total, conflictsBefore = postgres.writeConflicts.total
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<64 {
                     group.addTask { try await limiter.recordFailure(realmID: "acme", clientIP: "203.0.113.7", limit: limit) }
@@ -51,6 +51,7 @@ struct LoginAttemptLimiterTests {
                 try await group.waitForAll()
             }
             #expect(postgres.roundTrips.total - before == 64 * one)
+            #expect(postgres.writeConflicts.total == conflictsBefore)
             let failures = try await database.read { db in
                 try db.queryOne("SELECT failures FROM login_failures", [])?.int("failures")
             }

@@ -30,12 +30,13 @@ struct WebSignInStatesTests {
             let first = postgres.roundTrips.total
             #expect(try await signIn(-1))
             let one = postgres.roundTrips.total - first
-            let before = postgres.roundTrips.total
+            let before = postgres.roundTrips.total, conflictsBefore = postgres.writeConflicts.total
             try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<64 { group.addTask { try await signIn(index) } }
                 for try await taken in group { #expect(taken) }
             }
             #expect(postgres.roundTrips.total - before == 64 * one)
+            #expect(postgres.writeConflicts.total == conflictsBefore)
             let left = try await database.read { db in try db.queryOne("SELECT COUNT(*) AS n FROM apple_web_states", [])?.int("n") }
             #expect(left == 0)
         }

@@ -176,6 +176,7 @@ struct PostgresTests {
             let seen = try await first.value
             #expect(seen == 10)
             #expect(attempts.withLock { $0 } == 2)
+            #expect((database as? PostgresDatabase)?.writeConflicts.total == 1, "the conflict is counted for /metrics")
             #expect(try await database.read { try $0.queryOne("SELECT n FROM counter")?.int("n") } == 11)
         }
     }

@@ -75,7 +75,10 @@ struct AdminAccessPolicy: Sendable {
         let target = String(request.path.prefix(Self.maxRecordedPathLength))
         let changes = ["method": FieldChange(before: .null, after: .string(route.method)),
                        "reason": FieldChange(before: .null, after: .string(refusal.rawValue))]
-        let audited = try await database.write { db -> Bool in
+        // READ COMMITTED on PostgreSQL, as every other count of the request limiter: the count
+        // is one atomic upsert, and the realm is read only to file the entry. Under
+        // SERIALIZABLE one token's refusals sent in parallel made each other run again.
+        let audited = try await database.write(isolation: .readCommitted) { db -> Bool in
             guard try RequestRateLimiter.countAuditedDenial(db, actor: caller.actor, at: at) else { return false }
             // A realm that does not exist (yet) gets nothing: one created later under its id
             // must not start with entries written before it.

@@ -110,6 +110,7 @@ public struct HeraldServices: Sendable {
         if let postgres = database as? PostgresDatabase {
             collectors.append {
                 postgres.roundTrips.prometheusText + postgres.connectionPool.prometheusText + postgres.connectionLosses.prometheusText
+                    + postgres.writeConflicts.prometheusText
             }
         }
         if let sqlite = database as? SQLiteDatabase {

@@ -9,6 +9,15 @@ extension PostgresRoundTrips {
     }
 }
 
+extension PostgresWriteConflicts {
+    /// The write-conflict counter in the Prometheus text format, for `GET /metrics`.
+    var prometheusText: String {
+        "# HELP herald_postgres_write_conflicts_total Write attempts that failed with a serialization failure or deadlock (each ran again, or answered 503 on its last attempt).\n"
+            + "# TYPE herald_postgres_write_conflicts_total counter\n"
+            + "herald_postgres_write_conflicts_total \(total)\n"
+    }
+}
+
 extension PostgresPoolUsage {
     /// The connection pool's gauges and wait counter in the Prometheus text format, for `GET /metrics`.
     var prometheusText: String {

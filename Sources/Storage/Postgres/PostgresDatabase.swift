@@ -57,6 +57,8 @@ public final class PostgresDatabase: Database {
     /// Transactions run again after a lost connection, and commits whose outcome a lost
     /// connection left unknown.
     public let connectionLosses = PostgresConnectionLosses()
+    /// Write attempts that failed with a serialization failure or a deadlock, for `/metrics`.
+    public let writeConflicts = PostgresWriteConflicts()
     private let pool: PostgresPool
     private let now: @Sendable () -> Date
 
@@ -146,7 +148,9 @@ public final class PostgresDatabase: Database {
                             return value
                         }
                     }
-                } catch let error as StorageError where Self.isRetryable(error) && attempt < Self.maxWriteAttempts {
+                } catch let error as StorageError where Self.isRetryable(error) {
+                    self.writeConflicts.countConflict()
+                    guard attempt < Self.maxWriteAttempts else { throw error }
                     // A random pause on this connection's thread (never the cooperative pool),
                     // doubling per attempt (full jitter), so conflicting writers — on this node
                     // or another — spread out instead of colliding again in lockstep.
