@@ -488,17 +488,21 @@ class PostgresCluster:
 
 class DatabaseCounters:
     """PostgreSQL's counters at one moment (`PostgresCluster.counters`), and the round trips
-    the nodes made to it (`herald_postgres_round_trips_total` of each node's /metrics: a
-    pipeline of statements counts once)."""
+    the nodes made to it and their write attempts that conflicted (each node's /metrics:
+    `herald_postgres_round_trips_total`, where a pipeline of statements counts once, and
+    `herald_postgres_write_conflicts_total`)."""
 
-    def __init__(self, statements, realm_locks, transactions, next_xid, session_seq_scans, round_trips=0):
+    def __init__(self, statements, realm_locks, transactions, next_xid, session_seq_scans, round_trips=0,
+                 write_conflicts=0):
         self.statements, self.realm_locks, self.transactions = statements, realm_locks, transactions
         self.next_xid, self.session_seq_scans, self.round_trips = next_xid, session_seq_scans, round_trips
+        self.write_conflicts = write_conflicts
 
     def minus(self, before, requests):
         """Per request since `before`."""
         per = lambda value: value / requests if requests else 0
         return {"round_trips": per(self.round_trips - before.round_trips),
+                "write_conflicts": per(self.write_conflicts - before.write_conflicts),
                 "statements": per(self.statements - before.statements),
                 "transactions": per(self.transactions - before.transactions),
                 "xids": per(self.next_xid - before.next_xid),
@@ -632,10 +636,12 @@ class NodeGroup(Endpoint):
         counters = self.postgres.counters()
         for node in self.nodes:
             status, text = node.request("GET", "/metrics")
-            found = re.search(rb"^herald_postgres_round_trips_total (\d+)$", text, re.M) if status == 200 else None
-            if not found:
-                raise RuntimeError(f"node {node.port}: /metrics has no herald_postgres_round_trips_total ({status})")
-            counters.round_trips += int(found.group(1))
+            for name in ("round_trips", "write_conflicts"):
+                metric = f"herald_postgres_{name}_total"
+                found = re.search(rb"^" + metric.encode() + rb" (\d+)$", text, re.M) if status == 200 else None
+                if not found:
+                    raise RuntimeError(f"node {node.port}: /metrics has no {metric} ({status})")
+                setattr(counters, name, getattr(counters, name) + int(found.group(1)))
         return counters
 
     def memory(self):
@@ -921,7 +927,8 @@ class Bench:
             row["note"] = "; ".join(part for part in (row["note"], (
                 f"PostgreSQL per request: {database['round_trips']:.2f} round trips (the nodes' /metrics),"
                 f" {database['statements']:.2f} statements, {database['transactions']:.2f} transactions,"
-                f" {database['xids']:.2f} transaction ids, {database['realm_locks']:.2f} `realms` row locks;"
+                f" {database['xids']:.2f} transaction ids, {database['realm_locks']:.2f} `realms` row locks,"
+                f" {database['write_conflicts']:.3f} write conflicts;"
                 f" {database['session_seq_scans']} sequential scans of sessions")) if part)
         if row["dry"]:
             ran = f" after {result['seconds']:.1f}s of {self.duration}s" if result.get("dry") else ""
