@@ -976,8 +976,9 @@ class Bench:
                    strict_warmup=True, count_syncs=False, expected_rate=None, after_warmup=None, floor_rate=None):
         """Warm-up with its own bodies, then the measured run with a pool sized from the rate the
         warm-up measured, or from `floor_rate` when that is higher (a rate the scenario reaches at
-        least on this server, for a warm-up that can run slow). With `strict_warmup` off, non-2xx answers in the warm-up are counted in
-        the result (`warmupNon2xx`) instead of ending the whole benchmark. `expected_rate`, for
+        least on this server, for a warm-up that can run slow). With `strict_warmup` off, non-2xx
+        answers in the warm-up are counted in the result (`warmupNon2xx`) instead of ending the
+        whole benchmark. `expected_rate`, for
         bodies that cannot be banked (new users), is the warm-up's first guess instead of the
         fastest rate measured so far. `after_warmup` runs between the two (unmeasured)."""
         first = expected_rate or rate_hint or self.args.warmup_rate
