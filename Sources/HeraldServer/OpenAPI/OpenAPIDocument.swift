@@ -478,8 +478,7 @@ paths:
           description: "`apple_unavailable`: Apple's JWKS could not be fetched and no cached key decides; `service_unavailable`: the database is unreachable. Either way nothing was consumed: retry after `Retry-After`."
           headers:
             Retry-After:
-              schema:
-                type: integer
+              $ref: "#/components/headers/RetryAfter"
           content:
             application/json:
               schema:
@@ -785,8 +784,7 @@ paths:
           description: "`google_unavailable`: Google's JWKS could not be fetched and no cached key decides (never a 401); `service_unavailable`: the database is unreachable. Either way nothing was consumed: retry after `Retry-After`."
           headers:
             Retry-After:
-              schema:
-                type: integer
+              $ref: "#/components/headers/RetryAfter"
           content:
             application/json:
               schema:
@@ -1003,8 +1001,7 @@ paths:
           description: "`apple_unavailable` (Apple's JWKS could not be fetched and no cached key decides) or `service_unavailable` (database unreachable): nothing changed; Apple retries."
           headers:
             Retry-After:
-              schema:
-                type: integer
+              $ref: "#/components/headers/RetryAfter"
           content:
             application/json:
               schema:
@@ -2884,6 +2881,12 @@ components:
       scheme: bearer
       bearerFormat: JWT
       description: An access token from native login or session refresh (RFC 9068 JWT of the realm).
+  headers:
+    RetryAfter:
+      description: Whole seconds to wait before trying again (at least 1).
+      schema:
+        type: integer
+        minimum: 1
   parameters:
     RealmId:
       name: realmId
@@ -3072,8 +3075,7 @@ components:
         token is refused until `Retry-After` seconds have passed (a right token is admitted).
       headers:
         Retry-After:
-          schema:
-            type: integer
+          $ref: "#/components/headers/RetryAfter"
       content:
         application/json:
           schema:
@@ -3141,8 +3143,7 @@ components:
       description: "`rate_limited`: too many failed attempts from this IP in the realm's window."
       headers:
         Retry-After:
-          schema:
-            type: integer
+          $ref: "#/components/headers/RetryAfter"
       content:
         application/json:
           schema:
@@ -3154,9 +3155,7 @@ components:
         Nothing was done; retry after `Retry-After` seconds.
       headers:
         Retry-After:
-          schema:
-            type: integer
-            minimum: 1
+          $ref: "#/components/headers/RetryAfter"
       content:
         application/json:
           schema:
@@ -3174,9 +3173,7 @@ components:
         Nothing was done; retry after `Retry-After` seconds.
       headers:
         Retry-After:
-          schema:
-            type: integer
-            minimum: 1
+          $ref: "#/components/headers/RetryAfter"
         Cache-Control:
           schema:
             type: string
@@ -3195,9 +3192,7 @@ components:
         Retry after `Retry-After` seconds.
       headers:
         Retry-After:
-          schema:
-            type: integer
-            minimum: 1
+          $ref: "#/components/headers/RetryAfter"
       content:
         application/json:
           schema:
@@ -3209,8 +3204,7 @@ components:
       description: "`service_unavailable`: the database does not answer (on `/authorize` also when the realm's settings changed twice while the request ran); nothing was recorded. Retry after `Retry-After` seconds."
       headers:
         Retry-After:
-          schema:
-            type: integer
+          $ref: "#/components/headers/RetryAfter"
       content:
         application/json:
           schema:
@@ -3219,8 +3213,7 @@ components:
       description: "`service_unavailable`: the database does not answer, so the token could not be checked (never answered as invalid). Retry after `Retry-After` seconds."
       headers:
         Retry-After:
-          schema:
-            type: integer
+          $ref: "#/components/headers/RetryAfter"
       content:
         application/json:
           schema:
