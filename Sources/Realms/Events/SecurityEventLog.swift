@@ -36,6 +36,40 @@ public struct SecurityEventLog: Sendable {
         Migration(module: "security_events", version: 2, name: "security events without a realm foreign key", statements: [
             "ALTER TABLE security_events DROP CONSTRAINT IF EXISTS security_events_realm_id_fkey",
         ], onlyOn: .postgres),
+        // The purge walks the oldest ids instead (`purge(before:)`): one index fewer for every
+        // event a login records.
+        Migration(module: "security_events", version: 3, name: "security events without the time index", statements: [
+            "DROP INDEX IF EXISTS security_events_at",
+        ]),
+        // AUTOINCREMENT made every commit that records an event also rewrite `sqlite_sequence`'s
+        // page (issue #39). Without it SQLite takes the largest id + 1: ids still only grow
+        // while that row exists, and a deleted newest id may be given again, which the newest-first
+        // listing and its cursors do not mind (the purge removes the oldest rows, never the newest).
+        // PostgreSQL's ids come from an identity sequence that never goes back.
+        Migration(module: "security_events", version: 4, name: "security events without AUTOINCREMENT", statements: [
+            """
+            CREATE TABLE security_events_v4 (
+                id INTEGER PRIMARY KEY,
+                realm_id TEXT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                at INTEGER NOT NULL,
+                type TEXT NOT NULL,
+                reason TEXT,
+                account_id TEXT,
+                client_id TEXT,
+                session_id TEXT,
+                client_ip TEXT,
+                actor TEXT
+            )
+            """,
+            """
+            INSERT INTO security_events_v4 (id, realm_id, at, type, reason, account_id, client_id, session_id, client_ip, actor)
+            SELECT id, realm_id, at, type, reason, account_id, client_id, session_id, client_ip, actor FROM security_events
+            """,
+            "DROP TABLE security_events",
+            "ALTER TABLE security_events_v4 RENAME TO security_events",
+            "CREATE INDEX security_events_realm ON security_events (realm_id, id)",
+            "CREATE INDEX security_events_realm_type ON security_events (realm_id, type, id)",
+        ], onlyOn: .sqlite),
     ]
 
     /// Longest stored text field: every value is an id, a reason label or an address, so a
@@ -103,15 +137,21 @@ public struct SecurityEventLog: Sendable {
         }
     }
 
-    /// Deletes every event recorded before `cutoff` (unix seconds); returns how many. Safe on
-    /// several nodes at once: each batch is one idempotent DELETE.
+    /// Deletes the events recorded before `cutoff` (unix seconds); returns how many. Ids follow
+    /// the order events were recorded in, so each batch looks at the oldest `purgeBatchSize` ids
+    /// only (no index on `at` for every login to write, and no batch reads more rows than it may
+    /// delete). An event stamped earlier than one recorded before it (two nodes' clocks) goes
+    /// with the first batch that sees it among the oldest ids. Safe on several nodes at once:
+    /// each batch is one idempotent DELETE.
     @discardableResult
     public func purge(before cutoff: Int64) async throws -> Int {
         var deleted = 0
         while true {
             let batch = try await database.write { db in
-                try db.execute("DELETE FROM security_events WHERE id IN (SELECT id FROM security_events WHERE at < ? LIMIT ?)",
-                               .integer(cutoff), .integer(Int64(Self.purgeBatchSize)))
+                try db.execute("""
+                    DELETE FROM security_events WHERE id IN (
+                        SELECT id FROM (SELECT id, at FROM security_events ORDER BY id LIMIT ?) AS oldest WHERE at < ?)
+                    """, .integer(Int64(Self.purgeBatchSize)), .integer(cutoff))
             }
             deleted += batch
             if batch == 0 { return deleted }
