@@ -194,6 +194,9 @@ struct GoogleNativeLoginTests {
                 $0.objectValue?["provider"]?.stringValue
             }
             #expect(Set(providers ?? []) == ["apple", "google"])
+            // A returning login reads every identity with its account: the same list, in the same order.
+            let returning = try await fixture.base.loginOK(subject: "apple.sub.1", email: "same@example.com")
+            #expect(returning["user"]?.objectValue?["identities"] == linked["user"]?.objectValue?["identities"])
             // The Apple account had no picture: the Google sign-in that links to it brings one.
             #expect(apple["user"]?.objectValue?["picture"] == .null)
             #expect(linked["user"]?.objectValue?["picture"] == Self.photo)

@@ -60,6 +60,27 @@ struct SessionContractTests {
         }
     }
 
+    @Test("a returning login's user, read with its account, is what /me shows after the login changed the account",
+          arguments: Backend.allCases)
+    func returningLoginCarriesTheUserAsStored(backend: Backend) async throws {
+        try await NativeLoginFixture.with(backend: backend) { fixture in
+            let first = try await fixture.loginOK(subject: "sub.hidden", email: nil)
+            #expect(first["user"]?["email"]?.stringValue?.hasSuffix("@apple.placeholder") == true)
+            // The next login brings an email and a name: the account is filled in this login's
+            // transaction, after the account and its identities were read.
+            let returning = try await fixture.loginOK(subject: "sub.hidden", email: "found@example.com",
+                                                      extra: ["fullName": ["givenName": "Ada"]])
+            #expect(returning["isNewUser"] == false)
+            let user = try #require(returning["user"])
+            #expect(user["email"] == "found@example.com")
+            #expect(user["name"]?["givenName"] == "Ada")
+            #expect(user["identities"]?.arrayValue?.count == 1)
+            let me = try await fixture.me(returning["accessToken"]?.stringValue)
+            try expectStatus(200, me)
+            #expect(user == .object(me.json))
+        }
+    }
+
     @Test("OAuth /token responses keep the RFC 6749 shape: no user, for the code and refresh grants")
     func tokenEndpointHasNoUser() async throws {
         try await RunningHerald.with { herald in

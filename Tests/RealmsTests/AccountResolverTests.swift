@@ -141,6 +141,28 @@ struct AccountResolverTests {
             #expect(capitals.account.id == owner.account.id)
         }
     }
+
+    @Test("a returning login's resolution carries every identity of the account as the login leaves them; a new one none",
+          arguments: Backend.allCases)
+    func returningResolutionCarriesIdentities(backend: Backend) async throws {
+        try await TestDatabase.with(backend) { test throws in
+            _ = try await test.realms.create(id: "acme", context: admin)
+            let created = try await Self.resolve(test, Self.claims())
+            #expect(created.identities == nil)
+            try await test.database.write { db in
+                try AccountStore.link(db, Identity(realmId: "acme", provider: "google", openId: "g-1",
+                                                   accountId: created.account.id, email: "g@example.com", linkedAt: 5))
+            }
+            // This login fills the Apple identity's missing email in its own transaction.
+            let returning = try await Self.resolve(test, Self.claims(email: "jane@example.com"))
+            let stored = try await test.database.read { db in
+                try AccountStore.identities(db, realmID: "acme", accountID: created.account.id)
+            }
+            #expect(stored.count == 2)
+            #expect(stored.first { $0.provider == "apple" }?.email == "jane@example.com")
+            #expect(returning.identities == stored)
+        }
+    }
 }
 
 /// Forwards to a transaction's executor and records every statement's SQL.

@@ -377,7 +377,8 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
             let prepared = try sessions.startSession(
                 in: db, SessionRequest(realm: realm, client: client, accountID: resolution.account.id,
                                        scope: client.allowedScopes, clientIP: request.clientIP, authTime: authTime),
-                account: resolution.account, answer: .firstParty, signingKeyRows: firstReads.signingKey)
+                account: resolution.account, identities: resolution.identities, answer: .firstParty,
+                signingKeyRows: firstReads.signingKey)
             return .session(resolution, prepared)
         } catch let error as StorageError {
             throw error

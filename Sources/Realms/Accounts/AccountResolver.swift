@@ -28,11 +28,11 @@ public struct AccountResolver: Sendable {
                          identityAccountRows: identityAccountRows)
     }
 
-    /// What `resolve` reads first, the account of the identity, for a login that sends it with
-    /// other statements in one round trip (`SQLExecutor.queryBatch`).
-    /// Its row is the account's, with the identity's own email (`identity_email`).
+    /// What `resolve` reads first, the account of the identity with all its identities, for a
+    /// login that sends it with other statements in one round trip (`SQLExecutor.queryBatch`):
+    /// `AccountStore.profileStatement`, so a returning login needs no later read of its profile.
     public static func lookupStatement(realmID: String, claims: ProviderIdentityClaims) -> (sql: String, parameters: [SQLValue]) {
-        AccountStore.loadStatement(realmID: realmID, provider: claims.provider, openID: claims.subject)
+        AccountStore.profileStatement(realmID: realmID, provider: claims.provider, openID: claims.subject)
     }
 
     /// The resolution inside the caller's write transaction.
@@ -42,28 +42,33 @@ public struct AccountResolver: Sendable {
         let email = claims.email.map(AccountStore.normalizedEmail)
 
         // 1. The identity is known (so is its realm: deleting a realm deletes its identities).
-        let knownRow: Row?
+        let knownRows: [Row]
         if let identityAccountRows {
-            knownRow = identityAccountRows.first
+            knownRows = identityAccountRows
         } else {
             let lookup = lookupStatement(realmID: realmID, claims: claims)
-            knownRow = try db.queryOne(lookup.sql, lookup.parameters)
+            knownRows = try db.query(lookup.sql, lookup.parameters)
         }
-        if let knownRow {
+        if let knownRow = knownRows.first {
             let account = try AccountStore.account(from: knownRow)
             switch account.status {
             case .active:
                 let updated = try fillMissing(db, account: account, claims: claims, email: email, at: at)
+                var identities = try AccountStore.linkedIdentities(fromRows: knownRows)
                 // The identity learns the provider's email once: a returning login whose identity
                 // has one sends no statement for it.
-                if email != nil, try knownRow.optionalString("identity_email") == nil {
+                if let email, try knownRow.optionalString("identity_email") == nil {
                     // Deferred, as the account's update: no answer is needed, so on PostgreSQL they
                     // travel with the login's next statement (a failure still fails the transaction).
                     try db.executeDeferred("""
                         UPDATE identities SET email = ? WHERE realm_id = ? AND provider = ? AND open_id = ? AND email IS NULL
-                        """, .optional(email), .text(realmID), .text(claims.provider), .text(claims.subject))
+                        """, .text(email), .text(realmID), .text(claims.provider), .text(claims.subject))
+                    for index in identities.indices
+                    where identities[index].provider == claims.provider && identities[index].openId == claims.subject {
+                        identities[index].email = email
+                    }
                 }
-                return AccountResolution(account: updated, isNewUser: false, linkedByEmail: false)
+                return AccountResolution(account: updated, isNewUser: false, linkedByEmail: false, identities: identities)
             case .disabled:
                 throw AccountResolutionError(.accountDisabled)
             case .deleted:

@@ -304,6 +304,32 @@ public struct AccountStore: Sendable {
             """, [.text(realmID), .text(provider), .text(openID)])
     }
 
+    /// The account an identity is linked to, with every identity of that account: one row per
+    /// identity, oldest first, each the account's columns, the given identity's own email
+    /// (`identity_email`) and that row's identity (`linkedIdentities(fromRows:)`). A returning
+    /// login reads its account and the profile its answer shows in this one statement.
+    public static func profileStatement(realmID: String, provider: String, openID: String)
+        -> (sql: String, parameters: [SQLValue]) {
+        ("""
+            SELECT a.*, i.email AS identity_email, o.provider AS linked_provider, o.open_id AS linked_open_id,
+                o.email AS linked_email, o.linked_at AS linked_at, o.email_relay_enabled AS linked_email_relay_enabled
+            FROM identities i JOIN accounts a ON a.id = i.account_id
+            JOIN identities o ON o.realm_id = i.realm_id AND o.account_id = i.account_id
+            WHERE i.realm_id = ? AND i.provider = ? AND i.open_id = ?
+            ORDER BY o.linked_at, o.provider, o.open_id
+            """, [.text(realmID), .text(provider), .text(openID)])
+    }
+
+    /// The identities of `profileStatement(realmID:provider:openID:)`'s rows.
+    static func linkedIdentities(fromRows rows: [Row]) throws -> [Identity] {
+        try rows.map { row in
+            Identity(realmId: try row.string("realm_id"), provider: try row.string("linked_provider"),
+                     openId: try row.string("linked_open_id"), accountId: try row.string("id"),
+                     email: try row.optionalString("linked_email"), linkedAt: try row.int("linked_at"),
+                     emailRelayEnabled: try row.optionalInt("linked_email_relay_enabled").map { $0 != 0 })
+        }
+    }
+
     /// Loads the realm's account with this email (compared lowercased).
     public static func load(_ db: any SQLExecutor, realmID: String, email: String) throws -> Account? {
         try db.queryOne("SELECT * FROM accounts WHERE realm_id = ? AND email = ?", .text(realmID),

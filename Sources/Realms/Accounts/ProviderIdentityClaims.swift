@@ -35,6 +35,9 @@ public struct AccountResolution: Sendable, Equatable {
     public let isNewUser: Bool
     /// The identity was linked to an existing account by its verified email.
     public let linkedByEmail: Bool
+    /// The account's identities as this login leaves them, when the resolution read them with
+    /// the account (a returning login); nil when it linked or created (read them afterwards).
+    public var identities: [Identity]? = nil
 }
 
 /// Why a login cannot resolve to an account.

@@ -32,11 +32,13 @@ public struct SessionStore: Sendable {
     /// `account` is the request's account as the caller already read it in this transaction
     /// (native login's resolution), which spares reading it again; nil reads it here.
     /// `answer` says what else is issued: the first-party answer's profile (the account's
-    /// identities, read here) or the token endpoint's ID token. `signingKeyRows`: the rows of
+    /// identities: `identities` when the caller read them with the account, else read here) or
+    /// the token endpoint's ID token. `signingKeyRows`: the rows of
     /// `signingKeyStatement(realmID:)` when the caller already ran it in this transaction (sent
     /// with its other first statements); nil reads the key here.
     public func startSession(in db: any SQLExecutor, _ request: SessionRequest, account: Account? = nil,
-                             answer: SessionAnswer, signingKeyRows: [Row]? = nil) throws -> PreparedSession {
+                             identities: [Identity]? = nil, answer: SessionAnswer,
+                             signingKeyRows: [Row]? = nil) throws -> PreparedSession {
         precondition(account == nil || account?.id == request.accountID, "the account of another session request")
         let started = now()
         let at = started.unixSeconds
@@ -72,7 +74,8 @@ public struct SessionStore: Sendable {
                                       clientInstanceID: request.clientInstanceID, accountID: request.accountID, scope: request.scope, authTime: request.authTime,
                                       accessTokenTTL: request.accessTokenTTL, expiresAt: expiresAt,
                                       refreshIdleTTL: request.refreshIdleTTL, idleExpiresAt: idleExpiresAt)
-        return PreparedSession(session: session, material: try Self.material(db, key: key, account: account, answer: answer),
+        return PreparedSession(session: session,
+                               material: try Self.material(db, key: key, account: account, identities: identities, answer: answer),
                                refreshToken: refreshToken.text, nonce: request.nonce, at: at)
     }
 
@@ -347,12 +350,14 @@ public struct SessionStore: Sendable {
                                .blob(token.lookup), .optionalBlob(token.verifierHash), .text(sessionID), .integer(at))
     }
 
-    /// What signing for `answer` needs, with the profile read in `db` when the answer shows it.
+    /// What signing for `answer` needs, with the profile (read in `db` unless `identities` are
+    /// known) when the answer shows it.
     private static func material(_ db: any SQLExecutor, key: SealedSigningKey, account: Account,
-                                 answer: SessionAnswer) throws -> SigningMaterial {
+                                 identities: [Identity]? = nil, answer: SessionAnswer) throws -> SigningMaterial {
         switch answer {
         case .firstParty:
-            SigningMaterial(key: key, account: account, answer: answer, profile: try AccountProfile.loadDeferred(db, account: account))
+            SigningMaterial(key: key, account: account, answer: answer,
+                            profile: try AccountProfile.loadDeferred(db, account: account, knownIdentities: identities))
         case .tokenEndpoint:
             SigningMaterial(key: key, account: account, answer: answer, profile: nil)
         }
