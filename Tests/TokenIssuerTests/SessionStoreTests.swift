@@ -99,6 +99,40 @@ struct SessionStoreTests {
         #expect(forEndpoint.profile == nil)
     }
 
+    @Test("the session API's refresh shows the account with its identities as stored, none included; /token's shows none",
+          arguments: Backend.allCases)
+    func sessionRefreshShowsTheStoredIdentities(backend: Backend) async throws {
+        let fixture = try await TokenFixture(backend)
+        let sessions = fixture.tokens.sessions
+        // The session API serves public first-party clients: the fixture's `web` becomes one.
+        _ = try await ClientAppStore(database: fixture.database, sessionRevoker: SessionRevoker(now: fixture.clock.closure),
+                                     now: fixture.clock.closure)
+            .update(realmID: "acme", clientID: "web", changes: ClientAppChanges(firstParty: true),
+                    context: ChangeContext(actor: "test"))
+        let first = try await sessions.startSession(fixture.request(), in: fixture.database)
+        let unlinked = try await sessions.refresh(realmID: "acme", presenter: .sessionAPI(clientID: "web"),
+                                                  refreshToken: first.refreshToken, scope: nil, clientIP: "192.0.2.1")
+        #expect(unlinked.profile?.account.id == fixture.accountID)
+        #expect(unlinked.profile?.identities == [])
+        try await fixture.database.write { db in
+            for (provider, linkedAt) in [("google", Int64(20)), ("apple", 10)] {
+                try AccountStore.link(db, Identity(realmId: "acme", provider: provider, openId: "\(provider)-1",
+                                                   accountId: fixture.accountID, email: nil, linkedAt: linkedAt))
+            }
+        }
+        let linked = try await sessions.refresh(realmID: "acme", presenter: .sessionAPI(clientID: "web"),
+                                                refreshToken: unlinked.refreshToken, scope: nil, clientIP: "192.0.2.1")
+        let stored = try await fixture.database.read { db in
+            try AccountStore.identities(db, realmID: "acme", accountID: fixture.accountID)
+        }
+        #expect(stored.map(\.provider) == ["apple", "google"])
+        #expect(linked.profile?.identities == stored)
+        let web = try #require(try await fixture.database.read { db in try ClientAppStore.load(db, realmID: "acme", clientID: "web") })
+        let endpoint = try await sessions.refresh(realmID: "acme", presenter: .authenticatedClient(web),
+                                                  refreshToken: linked.refreshToken, scope: nil, clientIP: "192.0.2.1")
+        #expect(endpoint.profile == nil)
+    }
+
     @Test("refresh may narrow the scope but not widen it; a widening attempt does not burn the token", arguments: Backend.allCases)
     func scopeNarrowing(backend: Backend) async throws {
         let fixture = try await TokenFixture(backend)

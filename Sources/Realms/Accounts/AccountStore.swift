@@ -320,13 +320,28 @@ public struct AccountStore: Sendable {
             """, [.text(realmID), .text(provider), .text(openID)])
     }
 
-    /// The identities of `profileStatement(realmID:provider:openID:)`'s rows.
-    static func linkedIdentities(fromRows rows: [Row]) throws -> [Identity] {
-        try rows.map { row in
-            Identity(realmId: try row.string("realm_id"), provider: try row.string("linked_provider"),
-                     openId: try row.string("linked_open_id"), accountId: try row.string("id"),
-                     email: try row.optionalString("linked_email"), linkedAt: try row.int("linked_at"),
-                     emailRelayEnabled: try row.optionalInt("linked_email_relay_enabled").map { $0 != 0 })
+    /// The realm's account whose id `idQuery` selects (as `loadStatement(realmID:idSelectedBy:)`)
+    /// with its identities, in the rows `profileStatement(realmID:provider:openID:)` has: one
+    /// row per identity, oldest first, or one row without any for an account that has none.
+    public static func profileStatement(realmID: String, idSelectedBy idQuery: (sql: String, parameters: [SQLValue]))
+        -> (sql: String, parameters: [SQLValue]) {
+        ("""
+            SELECT a.*, o.provider AS linked_provider, o.open_id AS linked_open_id, o.email AS linked_email,
+                o.linked_at AS linked_at, o.email_relay_enabled AS linked_email_relay_enabled
+            FROM accounts a LEFT JOIN identities o ON o.realm_id = a.realm_id AND o.account_id = a.id
+            WHERE a.realm_id = ? AND a.id = (\(idQuery.sql))
+            ORDER BY o.linked_at, o.provider, o.open_id
+            """, [.text(realmID)] + idQuery.parameters)
+    }
+
+    /// The identities of a `profileStatement`'s rows (each row also decodes as the account).
+    public static func linkedIdentities(fromRows rows: [Row]) throws -> [Identity] {
+        try rows.compactMap { row in
+            guard let provider = try row.optionalString("linked_provider") else { return nil }
+            return Identity(realmId: try row.string("realm_id"), provider: provider,
+                            openId: try row.string("linked_open_id"), accountId: try row.string("id"),
+                            email: try row.optionalString("linked_email"), linkedAt: try row.int("linked_at"),
+                            emailRelayEnabled: try row.optionalInt("linked_email_relay_enabled").map { $0 != 0 })
         }
     }
 

@@ -144,13 +144,17 @@ public struct SessionStore: Sendable {
                 // and the realm's key. The rotation is made before the checks below: a refusal
                 // that must change nothing undoes it by throwing (`Undone`), so all rolls back.
                 let stampRead = settingsStamp.map { _ in [RealmSettingsVersion.currentStatement(realmID: realmID)] } ?? []
+                let accountID = ("SELECT s.account_id FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?",
+                                 [SQLValue.blob(presented.lookup)])
+                // The first-party answer shows the account's identities: read with the account,
+                // which nothing here changes, rather than with COMMIT.
+                let showsProfile = if case .firstParty = presenter.answer { true } else { false }
                 let batch = try db.queryBatch(stampRead + [
                     (Self.refreshLookupSQL, [.blob(presented.lookup)]),
                     ("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL RETURNING rotated_at",
                      [.integer(at), .blob(presented.lookup)]),
-                    AccountStore.loadStatement(realmID: realmID, idSelectedBy: (
-                        "SELECT s.account_id FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?",
-                        [.blob(presented.lookup)])),
+                    showsProfile ? AccountStore.profileStatement(realmID: realmID, idSelectedBy: accountID)
+                        : AccountStore.loadStatement(realmID: realmID, idSelectedBy: accountID),
                     SealedSigningKey.activeStatement(realmID: realmID),
                 ])
                 let answers = Array(batch.dropFirst(stampRead.count))
@@ -202,6 +206,7 @@ public struct SessionStore: Sendable {
                 guard let account = try answers[2].first.map(AccountStore.account(from:)) else {
                     return try refused(.accountDeleted)
                 }
+                let identities = showsProfile ? try AccountStore.linkedIdentities(fromRows: answers[2]) : nil
                 // Deferred (see startSession): they travel with COMMIT.
                 try Self.insert(db, replacement, sessionID: session.id, at: at)
                 // The capped scope is stored: scopes a client loses stay lost to its sessions
@@ -213,7 +218,7 @@ public struct SessionStore: Sendable {
                                        session.idleExpiresAt.map { .integer($0) } ?? .null, .text(session.id))
                 session.scope = granted
                 return .rotated(session, try Self.material(db, key: try SealedSigningKey.active(fromRows: answers[3]),
-                                                          account: account, answer: presenter.answer))
+                                                          account: account, identities: identities, answer: presenter.answer))
             }
         } catch let undone as Undone {
             step = .refused(undone.code)
