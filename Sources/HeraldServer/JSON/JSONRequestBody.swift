@@ -30,6 +30,9 @@ public struct JSONRequestBody: Sendable {
     }
 
     static func isJSON(_ contentType: String) -> Bool {
+        // The header as apps send it, compared as bytes first: the general reading below walks
+        // Characters, which was about 1 % of a login's CPU.
+        if contentType.utf8.elementsEqual("application/json".utf8) { return true }
         let media = HTTPRequest.mediaType(of: contentType)
         return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
     }
@@ -51,7 +54,8 @@ public struct JSONRequestBody: Sendable {
         case .some(.string(let text)):
             if text.utf8.count > maxLength { problems[field] = "must be at most \(maxLength) bytes"; return nil }
             if !allowEmpty && text.isEmpty { problems[field] = "must not be empty"; return nil }
-            if text.unicodeScalars.contains(where: { $0.value == 0 }) { problems[field] = "must not contain NUL"; return nil }
+            // In UTF-8 only U+0000 has a zero byte.
+            if text.utf8.contains(0) { problems[field] = "must not contain NUL"; return nil }
             return text
         default:
             problems[field] = "must be a string"
