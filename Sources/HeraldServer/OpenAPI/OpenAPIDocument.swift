@@ -4433,6 +4433,10 @@ components:
         id:
           type: integer
           format: int64
+          description: >-
+            Larger for every event recorded later; the list is ordered by it, newest first, and its
+            cursor is one. Unique among stored events; on SQLite the id of a newest event that was
+            deleted (with its realm) may be given again.
         realmId:
           type: string
         at:
