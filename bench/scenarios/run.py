@@ -105,6 +105,8 @@ def free_port():
 class Endpoint:
     """HTTP to a server on loopback `self.port` (a Herald node, or nginx in front of several)."""
 
+    login_rate = 0  # the fastest returning-login rate measured on this server (req/s)
+
     def request(self, method, path, body=None, headers=None, form=False):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         try:
@@ -1024,7 +1026,7 @@ class Bench:
         if result["warmupNon2xx"] or result["non2xx"]:
             log(f"  {label} c={connections}: the server's first non-2xx log lines:\n" + self.herald.failures())
         # The refresh runs on this server size their pools from it too (see `refresh`).
-        self.herald.login_rate = max(getattr(self.herald, "login_rate", 0), result["rps"])
+        self.herald.login_rate = max(self.herald.login_rate, result["rps"])
         return self.record(label, connections, result, note)
 
     def new_users(self, connections):
@@ -1118,7 +1120,7 @@ class Bench:
         result = self.bodies_run(label, path, connections, make, content_type,
                                  rate_hint=self.login_rate and self.login_rate * 1.5, strict_warmup=strict_warmup,
                                  after_warmup=postgres and postgres.analyze,
-                                 floor_rate=getattr(self.herald, "login_rate", None))
+                                 floor_rate=self.herald.login_rate)
         return self.record(label, connections, result,
                            f"warm-up non-2xx: {result['warmupNon2xx']}" if result["warmupNon2xx"] else "")
 

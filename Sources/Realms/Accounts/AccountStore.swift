@@ -290,18 +290,8 @@ public struct AccountStore: Sendable {
 
     /// The account an identity is linked to, if any.
     public static func load(_ db: any SQLExecutor, realmID: String, provider: String, openID: String) throws -> Account? {
-        let statement = loadStatement(realmID: realmID, provider: provider, openID: openID)
+        let statement = profileStatement(realmID: realmID, provider: provider, openID: openID)
         return try db.queryOne(statement.sql, statement.parameters).map(account(from:))
-    }
-
-    /// What `load(_:realmID:provider:openID:)` runs, for a caller that sends it with other
-    /// statements in one round trip (`SQLExecutor.queryBatch`); its row decodes with `account(from:)`
-    /// and also carries the identity's own email (`identity_email`).
-    public static func loadStatement(realmID: String, provider: String, openID: String) -> (sql: String, parameters: [SQLValue]) {
-        ("""
-            SELECT a.*, i.email AS identity_email FROM accounts a JOIN identities i ON i.account_id = a.id
-            WHERE i.realm_id = ? AND i.provider = ? AND i.open_id = ?
-            """, [.text(realmID), .text(provider), .text(openID)])
     }
 
     /// The account an identity is linked to, with every identity of that account: one row per
@@ -311,8 +301,7 @@ public struct AccountStore: Sendable {
     public static func profileStatement(realmID: String, provider: String, openID: String)
         -> (sql: String, parameters: [SQLValue]) {
         ("""
-            SELECT a.*, i.email AS identity_email, o.provider AS linked_provider, o.open_id AS linked_open_id,
-                o.email AS linked_email, o.linked_at AS linked_at, o.email_relay_enabled AS linked_email_relay_enabled
+            SELECT a.*, i.email AS identity_email, \(linkedIdentityColumns)
             FROM identities i JOIN accounts a ON a.id = i.account_id
             JOIN identities o ON o.realm_id = i.realm_id AND o.account_id = i.account_id
             WHERE i.realm_id = ? AND i.provider = ? AND i.open_id = ?
@@ -326,13 +315,18 @@ public struct AccountStore: Sendable {
     public static func profileStatement(realmID: String, idSelectedBy idQuery: (sql: String, parameters: [SQLValue]))
         -> (sql: String, parameters: [SQLValue]) {
         ("""
-            SELECT a.*, o.provider AS linked_provider, o.open_id AS linked_open_id, o.email AS linked_email,
-                o.linked_at AS linked_at, o.email_relay_enabled AS linked_email_relay_enabled
+            SELECT a.*, \(linkedIdentityColumns)
             FROM accounts a LEFT JOIN identities o ON o.realm_id = a.realm_id AND o.account_id = a.id
             WHERE a.realm_id = ? AND a.id = (\(idQuery.sql))
             ORDER BY o.linked_at, o.provider, o.open_id
             """, [.text(realmID)] + idQuery.parameters)
     }
+
+    /// A profile statement's identity columns (`o`), named apart from the account's own.
+    private static let linkedIdentityColumns = """
+        o.provider AS linked_provider, o.open_id AS linked_open_id, o.email AS linked_email, o.linked_at AS linked_at,
+        o.email_relay_enabled AS linked_email_relay_enabled
+        """
 
     /// The identities of a `profileStatement`'s rows (each row also decodes as the account).
     public static func linkedIdentities(fromRows rows: [Row]) throws -> [Identity] {

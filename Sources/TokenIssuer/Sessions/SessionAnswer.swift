@@ -9,4 +9,12 @@ public enum SessionAnswer: Sendable {
     /// The token endpoint's answer (RFC 6749 / OpenID Connect): an ID token when the scope has
     /// `openid`, no profile.
     case tokenEndpoint
+
+    /// Whether the answer shows the account's profile (its identities are read for it).
+    var showsProfile: Bool {
+        switch self {
+        case .firstParty: true
+        case .tokenEndpoint: false
+        }
+    }
 }

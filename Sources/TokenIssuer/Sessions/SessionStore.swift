@@ -148,7 +148,7 @@ public struct SessionStore: Sendable {
                                  [SQLValue.blob(presented.lookup)])
                 // The first-party answer shows the account's identities: read with the account,
                 // which nothing here changes, rather than with COMMIT.
-                let showsProfile = if case .firstParty = presenter.answer { true } else { false }
+                let showsProfile = presenter.answer.showsProfile
                 let batch = try db.queryBatch(stampRead + [
                     (Self.refreshLookupSQL, [.blob(presented.lookup)]),
                     ("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL RETURNING rotated_at",
@@ -358,14 +358,9 @@ public struct SessionStore: Sendable {
     /// What signing for `answer` needs, with the profile (read in `db` unless `identities` are
     /// known) when the answer shows it.
     private static func material(_ db: any SQLExecutor, key: SealedSigningKey, account: Account,
-                                 identities: [Identity]? = nil, answer: SessionAnswer) throws -> SigningMaterial {
-        switch answer {
-        case .firstParty:
-            SigningMaterial(key: key, account: account, answer: answer,
-                            profile: try AccountProfile.loadDeferred(db, account: account, knownIdentities: identities))
-        case .tokenEndpoint:
-            SigningMaterial(key: key, account: account, answer: answer, profile: nil)
-        }
+                                 identities: [Identity]?, answer: SessionAnswer) throws -> SigningMaterial {
+        SigningMaterial(key: key, account: account, answer: answer, profile: answer.showsProfile
+            ? try AccountProfile.loadDeferred(db, account: account, knownIdentities: identities) : nil)
     }
 
     private static func revoke(_ db: any SQLExecutor, sessionID: String, reason: String, at: Int64) throws {
