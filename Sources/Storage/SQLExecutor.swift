@@ -8,8 +8,8 @@ public protocol SQLExecutor {
     @discardableResult func execute(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> Int
     /// Runs one statement and returns all its rows.
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [Row]
-    /// Runs `body` under a savepoint (see the extension's default). PostgreSQL's executor
-    /// overrides it: its optimistic attempt runs `body` without one and, should `body` throw,
+    /// Runs `body` under a savepoint (see the extension's default). Both stores' executors
+    /// override it: their optimistic attempt runs `body` without one and, should `body` throw,
     /// replays the whole transaction with real savepoints.
     func withSavepoint<T>(_ name: String, _ body: () throws -> T) throws -> T
     /// Runs a data-changing statement whose result the body does not need, at the latest
@@ -83,6 +83,11 @@ extension SQLExecutor {
     /// that a failed statement aborted, which is why a `StorageError` should still be rethrown
     /// out of the transaction (a serialization failure must reach the retry).
     public func withSavepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {
+        try withRealSavepoint(name, body)
+    }
+
+    /// What `withSavepoint` does by default, for an executor that decides when to use it.
+    func withRealSavepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {
         let name = "herald_" + name
         try execute("SAVEPOINT \(name)", [])
         let result: T

@@ -104,4 +104,91 @@ import Testing
             #expect(keys == [0, 1, 2, 3, 4, 6, 7, 8, 9])
         }
     }
+    @Test func queuedWritesWhoseSavepointBodiesReturnShareOneCommitWithoutAnySavepoint() async throws {
+        try await withDatabase { database in
+            try await database.write { try $0.execute("CREATE TABLE t (k INTEGER PRIMARY KEY)") }
+            let runs = RunCounts(20)
+            let writes: [@Sendable (any SQLExecutor) throws -> Void] = (0..<20).map { index in
+                { db in
+                    runs.count(index)
+                    _ = try db.withSavepoint("part") { try db.execute("INSERT INTO t (k) VALUES (?)", .integer(Int64(index))) }
+                }
+            }
+            let commitsBefore = database.writer.commitCount
+            let before = try await database.writer.savepointCounts()
+            let results = try await Self.queuedBehindABusyWriter(database, writes)
+            let after = try await database.writer.savepointCounts()
+            #expect(results.allSatisfy { (try? $0.get()) != nil })
+            #expect(runs.all == Array(repeating: 1, count: 20))
+            #expect(after.opened == before.opened)
+            #expect(after.replays == before.replays)
+            #expect(database.writer.commitCount == commitsBefore + 2)
+            let keys = try await database.read { try $0.query("SELECT k FROM t ORDER BY k").map { try $0.int("k") } }
+            #expect(keys == Array(0..<20).map(Int64.init))
+        }
+    }
+
+    @Test func aRefusalReplaysTheSharedTransactionWithSavepointsAndTheNextOnesUseThemAtOnce() async throws {
+        try await withDatabase { database in
+            try await database.write { try $0.execute("CREATE TABLE t (k INTEGER PRIMARY KEY)") }
+            struct Refused: Error {}
+            let runs = RunCounts(10)
+            // Write 4's savepoint body throws and the write goes on; write 7 throws out of its body.
+            let writes: [@Sendable (any SQLExecutor) throws -> Void] = (0..<10).map { index in
+                { db in
+                    runs.count(index)
+                    try db.execute("INSERT INTO t (k) VALUES (?)", .integer(Int64(index)))
+                    if index == 4 {
+                        do {
+                            try db.withSavepoint("part") {
+                                try db.execute("INSERT INTO t (k) VALUES (200)")
+                                throw Refused()
+                            }
+                        } catch is Refused {
+                            try db.execute("INSERT INTO t (k) VALUES (300)")
+                        }
+                    }
+                    if index == 7 { throw Refused() }
+                }
+            }
+            let before = try await database.writer.savepointCounts()
+            let results = try await Self.queuedBehindABusyWriter(database, writes)
+            let replayed = try await database.writer.savepointCounts()
+            for (index, result) in results.enumerated() {
+                #expect(((try? result.get()) != nil) == (index != 7), "write \(index)")
+            }
+            // Writes 0...4 ran without savepoints until write 4's part threw; that was rolled
+            // back, and all ran again with a savepoint around each write and one around write 4's part.
+            #expect(runs.all == [2, 2, 2, 2, 2, 1, 1, 1, 1, 1])
+            #expect(replayed.replays == before.replays + 1)
+            #expect(replayed.opened == before.opened + 11)
+            let keys = try await database.read { try $0.query("SELECT k FROM t ORDER BY k").map { try $0.int("k") } }
+            #expect(keys == [0, 1, 2, 3, 4, 5, 6, 8, 9, 300])
+
+            // The next shared transaction opens its savepoints at once: each write runs once.
+            let laterRuns = RunCounts(5)
+            let later: [@Sendable (any SQLExecutor) throws -> Void] = (0..<5).map { index in
+                { db in
+                    laterRuns.count(index)
+                    _ = try db.withSavepoint("part") { try db.execute("INSERT INTO t (k) VALUES (?)", .integer(Int64(500 + index))) }
+                }
+            }
+            #expect(try await Self.queuedBehindABusyWriter(database, later).allSatisfy { (try? $0.get()) != nil })
+            let after = try await database.writer.savepointCounts()
+            #expect(laterRuns.all == Array(repeating: 1, count: 5))
+            #expect(after.replays == replayed.replays)
+            #expect(after.opened == replayed.opened + 10)
+        }
+    }
+}
+
+/// How many times each of several write bodies ran.
+private final class RunCounts: Sendable {
+    private let counts: Mutex<[Int]>
+
+    init(_ writes: Int) { counts = Mutex(Array(repeating: 0, count: writes)) }
+
+    func count(_ write: Int) { counts.withLock { $0[write] += 1 } }
+
+    var all: [Int] { counts.withLock { $0 } }
 }

@@ -87,10 +87,11 @@ final class SQLiteConnection {
             // refresh-token rotation or consumed code would otherwise resurrect or break grants.
             _ = try runOnce("PRAGMA synchronous = FULL")
             _ = try runOnce("PRAGMA foreign_keys = ON")
-            // Savepoints (every native login has one) journal the pages they change in a
-            // sub-journal, by default a temporary file opened and written per transaction. It
-            // is never needed after the transaction ends — crash recovery is the WAL's job — so
-            // it is kept in memory: a few pages per transaction.
+            // Savepoints (a write replayed with them, see `SavepointMode`) and statements that
+            // may fail half-way journal the pages they change in a sub-journal, by default a
+            // temporary file opened and written per transaction. It is never needed after the
+            // transaction ends — crash recovery is the WAL's job — so it is kept in memory: a
+            // few pages per transaction.
             _ = try runOnce("PRAGMA temp_store = MEMORY")
             // Replaces SQLite's automatic checkpoint (itself a WAL hook), which ran on this
             // connection after the commit that crossed 1,000 frames, and held every queued
@@ -154,16 +155,68 @@ final class SQLiteConnection {
         return statement
     }
 
+    /// How `SQLExecutor.withSavepoint` runs in the write transaction under way.
+    ///
+    /// A savepoint makes SQLite copy each page a body changes into its sub-journal, to be able
+    /// to undo it; a shared commit put one around every write and a login one more around its
+    /// account and session: about 30 µs of a returning login's 330–500 on the 2-core bench
+    /// machine, for an undo the success path never uses. So a write transaction first runs
+    /// `.optimistic`: no savepoint at all. A `withSavepoint` body that throws marks it
+    /// (`needsReplay`); it is rolled back as a whole and runs once more `.real`, with a savepoint
+    /// around each `withSavepoint` body and, when shared, around each write. Bodies may run
+    /// more than once by contract (`Database.write`), so only failure paths pay for this, as on
+    /// PostgreSQL (`PostgresConnection.WriteMode`).
+    enum SavepointMode {
+        case real, optimistic
+    }
+
+    /// Set while a write body runs (see `SavepointMode`).
+    private var savepointMode = SavepointMode.real
+    /// Set when a `withSavepoint` body threw in an optimistic attempt.
+    private var needsReplay = false
+    /// After a shared optimistic transaction had to be replayed, this many more shared
+    /// transactions run with savepoints at once: a steady stream of refused writes (an expired
+    /// session's refresh) would otherwise make every batch run twice.
+    static let realGroupsAfterReplay = 32
+    private var realGroupsLeft = 0
+    /// Savepoints opened (`SAVEPOINT` run), and write transactions replayed with them, for tests.
+    private(set) var savepointsOpened = 0
+    private(set) var replays = 0
+
+    /// The optimistic attempt would have needed a savepoint; everything was rolled back.
+    private struct ReplayWithSavepoints: Error {}
+
     /// Runs `body` in a transaction: commits when it returns, rolls back and rethrows its error
-    /// unchanged when it throws.
+    /// unchanged when it throws. A write transaction runs optimistically first (`SavepointMode`).
     func transaction<T>(_ kind: TransactionKind, _ body: (any SQLExecutor) throws -> T) throws -> T {
+        guard kind == .immediate else { return try attempt(kind, .real, body) }
+        do {
+            return try attempt(kind, .optimistic, body)
+        } catch is ReplayWithSavepoints {
+            replays += 1
+            return try attempt(kind, .real, body)
+        }
+    }
+
+    private func attempt<T>(_ kind: TransactionKind, _ mode: SavepointMode,
+                            _ body: (any SQLExecutor) throws -> T) throws -> T {
         try execute(kind.beginSQL, [])
+        savepointMode = mode
+        needsReplay = false
+        defer { savepointMode = .real }
         let result: T
         do {
             result = try body(SQLiteExecutor(connection: self))
         } catch {
             rollback()
+            if needsReplay { throw ReplayWithSavepoints() }
             throw error
+        }
+        if needsReplay {
+            // The body caught what its savepoint body threw and went on: that body's changes
+            // are still here.
+            rollback()
+            throw ReplayWithSavepoints()
         }
         guard isInTransaction else {
             // The body ended the transaction itself (COMMIT/ROLLBACK), or SQLite rolled it back
@@ -179,20 +232,75 @@ final class SQLiteConnection {
         return result
     }
 
-    /// Group commit: runs several write bodies in one transaction, each inside its own
-    /// savepoint, so they share one COMMIT and one sync of the WAL. A body that throws undoes
-    /// only its own changes and gets its error; the others go on, each seeing what the bodies
-    /// before it wrote, exactly as if they had run one after another.
+    /// `SQLExecutor.withSavepoint` on this connection (see `SavepointMode`).
+    func withSavepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {
+        guard savepointMode == .real else {
+            do {
+                return try body()
+            } catch {
+                needsReplay = true
+                throw error
+            }
+        }
+        savepointsOpened += 1
+        return try SQLiteExecutor(connection: self).withRealSavepoint(name, body)
+    }
+
+    /// Group commit: runs several write bodies in one transaction, so they share one COMMIT and
+    /// one sync of the WAL. A body that throws undoes only its own changes and gets its error;
+    /// the others go on, each seeing what the bodies before it wrote, exactly as if they had run
+    /// one after another. The bodies first run optimistically, without savepoints; when one
+    /// throws or needs a savepoint, all is rolled back and they run again, each in its own
+    /// savepoint (`SavepointMode`).
     ///
     /// Returns one result per body, or nil when the transaction as a whole failed (SQLite
     /// rolled it back after an error, or COMMIT failed): then nothing is committed and the
     /// caller runs each body again on its own. Bodies must not run BEGIN/COMMIT/ROLLBACK.
     func groupTransaction<R>(_ bodies: [(any SQLExecutor) throws -> R]) -> [Result<R, any Error>]? {
+        if realGroupsLeft > 0 {
+            realGroupsLeft -= 1
+        } else if let results = optimisticGroup(bodies) {
+            return results
+        } else {
+            replays += 1
+            realGroupsLeft = Self.realGroupsAfterReplay
+        }
+        return groupWithSavepoints(bodies)
+    }
+
+    /// Every body in one transaction without savepoints; nil, with everything rolled back, as
+    /// soon as one throws or needs a savepoint, or the transaction fails.
+    private func optimisticGroup<R>(_ bodies: [(any SQLExecutor) throws -> R]) -> [Result<R, any Error>]? {
+        defer { savepointMode = .real }
+        do {
+            try execute(TransactionKind.immediate.beginSQL, [])
+            savepointMode = .optimistic
+            needsReplay = false
+            var results: [Result<R, any Error>] = []
+            results.reserveCapacity(bodies.count)
+            for body in bodies {
+                let value = try body(SQLiteExecutor(connection: self))
+                guard !needsReplay, isInTransaction else {
+                    rollback()
+                    return nil
+                }
+                results.append(.success(value))
+            }
+            try execute("COMMIT", [])
+            return results
+        } catch {
+            rollback()
+            return nil
+        }
+    }
+
+    private func groupWithSavepoints<R>(_ bodies: [(any SQLExecutor) throws -> R]) -> [Result<R, any Error>]? {
         do {
             try execute(TransactionKind.immediate.beginSQL, [])
             var results: [Result<R, any Error>] = []
             results.reserveCapacity(bodies.count)
             for body in bodies {
+                savepointsOpened += 1
                 try execute("SAVEPOINT herald_write", [])
                 do {
                     let value = try body(SQLiteExecutor(connection: self))
@@ -246,6 +354,10 @@ struct SQLiteExecutor: SQLExecutor {
 
     func query(_ sql: String, _ parameters: [SQLValue]) throws(StorageError) -> [Row] {
         try connection.query(sql, parameters)
+    }
+
+    func withSavepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {
+        try connection.withSavepoint(name, body)
     }
 }
 

@@ -4,15 +4,16 @@ import Synchronization
 ///
 /// Every write runs on the writer's serial queue, one body after another, as before; but the
 /// writes that queue up while a transaction commits are then run together in ONE transaction
-/// (each body in its own savepoint) and share one COMMIT. With `synchronous=FULL` a commit
-/// costs an fsync of the WAL, so under concurrent load many writes share that cost instead of
-/// waiting for one sync each. A lone write runs in its own transaction with no savepoint, so
-/// an idle server pays nothing extra, and no write ever waits to form a batch.
+/// and share one COMMIT. With `synchronous=FULL` a commit costs an fsync of the WAL, so under
+/// concurrent load many writes share that cost instead of waiting for one sync each. A lone
+/// write runs in its own transaction, so an idle server pays nothing extra, and no write ever
+/// waits to form a batch.
 ///
 /// Durability is unchanged: a caller resumes only after the COMMIT that holds its changes
-/// succeeded. A body that throws is undone alone; when the shared transaction fails as a
-/// whole, every body of it runs again in a transaction of its own (bodies may run more than
-/// once, see `Database.write`).
+/// succeeded. A body that throws is undone alone (the shared transaction runs again with a
+/// savepoint around each body, see `SQLiteConnection.groupTransaction`); when the shared
+/// transaction fails as a whole, every body of it runs again in a transaction of its own
+/// (bodies may run more than once, see `Database.write`).
 final class SQLiteWriter: Sendable {
     /// At most this many writes share a commit, which bounds how long the last one waits.
     static let maximumBatch = 64
@@ -52,6 +53,12 @@ final class SQLiteWriter: Sendable {
 
     /// Transactions committed so far (a shared one counts once).
     var commitCount: Int { batches.snapshot.commits }
+
+    /// Savepoints the writer has opened, and write transactions it ran again with savepoints
+    /// after an optimistic attempt (`SQLiteConnection.SavepointMode`), for tests.
+    func savepointCounts() async throws -> (opened: Int, replays: Int) {
+        try await connection.run { ($0.savepointsOpened, $0.replays) }
+    }
 
     /// Writes waiting for the writer (not counting the one running).
     var queuedCount: Int { state.withLock { $0.queued.count } }
