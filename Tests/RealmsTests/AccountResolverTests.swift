@@ -158,7 +158,8 @@ struct AccountResolverTests {
             let stored = try await test.database.read { db in
                 try AccountStore.identities(db, realmID: "acme", accountID: created.account.id)
             }
-            #expect(stored.count == 2)
+            // Oldest link first: Google's (linked at 5) was stored after Apple's.
+            #expect(stored.map(\.provider) == ["google", "apple"])
             #expect(stored.first { $0.provider == "apple" }?.email == "jane@example.com")
             #expect(returning.identities == stored)
         }

@@ -129,6 +129,16 @@ public struct Identity: Sendable, Equatable, Codable {
         self.emailRelayEnabled = emailRelayEnabled
     }
 
+    /// The order every list of an account's identities has: oldest link first, then provider
+    /// and subject compared as bytes (SQLite's BINARY collation, whatever PostgreSQL's is).
+    /// Sorted in Swift rather than by `ORDER BY`, for which SQLite built a temporary B-tree in
+    /// every returning login and session refresh to order one or two rows.
+    static func precedesInLinkOrder(_ first: Identity, _ second: Identity) -> Bool {
+        if first.linkedAt != second.linkedAt { return first.linkedAt < second.linkedAt }
+        if first.provider != second.provider { return first.provider.utf8.lexicographicallyPrecedes(second.provider.utf8) }
+        return first.openId.utf8.lexicographicallyPrecedes(second.openId.utf8)
+    }
+
     private enum CodingKeys: String, CodingKey {
         case realmId, provider, openId, accountId, email, linkedAt, emailRelayEnabled
     }

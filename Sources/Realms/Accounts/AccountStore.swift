@@ -305,7 +305,6 @@ public struct AccountStore: Sendable {
             FROM identities i JOIN accounts a ON a.id = i.account_id
             JOIN identities o ON o.realm_id = i.realm_id AND o.account_id = i.account_id
             WHERE i.realm_id = ? AND i.provider = ? AND i.open_id = ?
-            ORDER BY o.linked_at, o.provider, o.open_id
             """, [.text(realmID), .text(provider), .text(openID)])
     }
 
@@ -318,7 +317,6 @@ public struct AccountStore: Sendable {
             SELECT a.*, \(linkedIdentityColumns)
             FROM accounts a LEFT JOIN identities o ON o.realm_id = a.realm_id AND o.account_id = a.id
             WHERE a.realm_id = ? AND a.id = (\(idQuery.sql))
-            ORDER BY o.linked_at, o.provider, o.open_id
             """, [.text(realmID)] + idQuery.parameters)
     }
 
@@ -336,7 +334,7 @@ public struct AccountStore: Sendable {
                             openId: try row.string("linked_open_id"), accountId: try row.string("id"),
                             email: try row.optionalString("linked_email"), linkedAt: try row.int("linked_at"),
                             emailRelayEnabled: try row.optionalInt("linked_email_relay_enabled").map { $0 != 0 })
-        }
+        }.sorted(by: Identity.precedesInLinkOrder)
     }
 
     /// Loads the realm's account with this email (compared lowercased).
@@ -353,7 +351,7 @@ public struct AccountStore: Sendable {
 
     /// The read of `identities(_:realmID:accountID:)`, for a caller that defers it.
     static func identitiesStatement(realmID: String, accountID: String) -> (sql: String, parameters: [SQLValue]) {
-        ("SELECT * FROM identities WHERE realm_id = ? AND account_id = ? ORDER BY linked_at, provider, open_id",
+        ("SELECT * FROM identities WHERE realm_id = ? AND account_id = ?",
          [.text(realmID), .text(accountID)])
     }
 
@@ -363,7 +361,7 @@ public struct AccountStore: Sendable {
                      openId: try row.string("open_id"), accountId: try row.string("account_id"),
                      email: try row.optionalString("email"), linkedAt: try row.int("linked_at"),
                      emailRelayEnabled: try row.optionalInt("email_relay_enabled").map { $0 != 0 })
-        }
+        }.sorted(by: Identity.precedesInLinkOrder)
     }
 
     /// Unlinks one identity inside the caller's transaction; returns whether it was linked.
