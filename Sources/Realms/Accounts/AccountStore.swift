@@ -295,8 +295,9 @@ public struct AccountStore: Sendable {
     }
 
     /// The account an identity is linked to, with every identity of that account: one row per
-    /// identity, oldest first, each the account's columns, the given identity's own email
-    /// (`identity_email`) and that row's identity (`linkedIdentities(fromRows:)`). A returning
+    /// identity, in no order, each the account's columns, the given identity's own email
+    /// (`identity_email`) and that row's identity (`linkedIdentities(fromRows:)`, which puts them
+    /// in `Identity.precedesInLinkOrder`). A returning
     /// login reads its account and the profile its answer shows in this one statement.
     public static func profileStatement(realmID: String, provider: String, openID: String)
         -> (sql: String, parameters: [SQLValue]) {
@@ -310,7 +311,7 @@ public struct AccountStore: Sendable {
 
     /// The realm's account whose id `idQuery` selects (as `loadStatement(realmID:idSelectedBy:)`)
     /// with its identities, in the rows `profileStatement(realmID:provider:openID:)` has: one
-    /// row per identity, oldest first, or one row without any for an account that has none.
+    /// row per identity, or one row without any for an account that has none.
     public static func profileStatement(realmID: String, idSelectedBy idQuery: (sql: String, parameters: [SQLValue]))
         -> (sql: String, parameters: [SQLValue]) {
         ("""
@@ -326,7 +327,7 @@ public struct AccountStore: Sendable {
         o.email_relay_enabled AS linked_email_relay_enabled
         """
 
-    /// The identities of a `profileStatement`'s rows (each row also decodes as the account).
+    /// The identities of a `profileStatement`'s rows (each row also decodes as the account), oldest first.
     public static func linkedIdentities(fromRows rows: [Row]) throws -> [Identity] {
         try rows.compactMap { row in
             guard let provider = try row.optionalString("linked_provider") else { return nil }

@@ -159,7 +159,7 @@ final class SQLiteConnection {
     ///
     /// A savepoint makes SQLite copy each page a body changes into its sub-journal, to be able
     /// to undo it; a shared commit put one around every write and a login one more around its
-    /// account and session: about 30 µs of a returning login's 330–500 on the 2-core bench
+    /// account and session: about 30 µs of a returning login's 300–480 on the 2-core bench
     /// machine, for an undo the success path never uses. So a write transaction first runs
     /// `.optimistic`: no savepoint at all. A `withSavepoint` body that throws marks it
     /// (`needsReplay`); it is rolled back as a whole and runs once more `.real`, with a savepoint
