@@ -294,6 +294,8 @@ final class SQLiteConnection {
         }
     }
 
+    /// Every body in one transaction, each in its own savepoint, so one that throws is undone
+    /// alone and gets its error while the others commit.
     private func groupWithSavepoints<R>(_ bodies: [(any SQLExecutor) throws -> R]) -> [Result<R, any Error>]? {
         do {
             try execute(TransactionKind.immediate.beginSQL, [])
