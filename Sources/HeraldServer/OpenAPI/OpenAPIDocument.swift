@@ -26,6 +26,10 @@ info:
       control character, invalid UTF-8, a dot segment) or ambiguous body framing is answered
       400: `bad_request` in the envelope, or `invalid_request` in the OAuth shape on
       `authorize`, `token`, `revoke`, `introspect` and `userinfo`.
+    - A JSON request body is read when `Content-Type` is absent, `application/json` or
+      `application/*+json` (compared without regard to ASCII case, parameters such as `charset`
+      ignored); an operation that takes only JSON answers any other media type 415
+      (`unsupported_media_type`).
     - Errors of Herald JSON routes use one envelope (`Error` below). Messages never contain a
       token, secret, private key, nonce or email.
     - Times in admin JSON are unix seconds.
