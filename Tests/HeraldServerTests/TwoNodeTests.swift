@@ -270,9 +270,11 @@ struct TwoNodeTests {
         }
     }
 
-    @Test("a key rotated on node A is in node B's JWKS before A signs with it, and B accepts tokens signed with it")
+    @Test("a key rotated on node A is in node B's JWKS before A signs with it, B accepts tokens signed with it and signs with it at once")
     func keyRotationVisibleOnB() async throws {
         try await TwoNodeFixture.with { nodes in
+            // B signs once before the rotation, so it remembers the realm's key it then used.
+            let before = try await nodes.b.loginOK()
             let rotated = try await nodes.a.admin("POST", "/api/admin/realms/acme/keys/rotate", reason: "two nodes")
             try expectStatus(201, rotated)
             let newKid = try #require(rotated.json["kid"]?.stringValue)
@@ -283,6 +285,11 @@ struct TwoNodeTests {
             let accessToken = try #require(login["accessToken"]?.stringValue)
             #expect(try CompactJWS(parsing: accessToken).header.kid == newKid)
             #expect(try await nodes.b.me(accessToken).status == 200)
+            let onB = try await nodes.b.loginOK()
+            #expect(try CompactJWS(parsing: try #require(onB["accessToken"]?.stringValue)).header.kid == newKid)
+            let refreshedOnB = try await nodes.b.refresh(before["refreshToken"]?.stringValue ?? "")
+            try expectStatus(200, refreshedOnB)
+            #expect(try CompactJWS(parsing: refreshedOnB.string("accessToken")).header.kid == newKid)
         }
     }
 

@@ -72,14 +72,15 @@ public struct AuthorizationCodeExchange: Sendable {
             try step.isCommitted(in: db)
         }) { db -> Step in
             // One round trip on PostgreSQL: the realm's stamp, the burn, the code's account and
-            // the realm's signing key; the session's writes then travel with COMMIT.
+            // the realm's signing key (unless remembered under that stamp); the session's writes
+            // then travel with COMMIT.
             let burn = codes.burn(realmID: realm.id, clientID: client.clientId, code: code)
             let stampRead = settingsStamp.map { _ in [RealmSettingsVersion.currentStatement(realmID: realm.id)] } ?? []
+            let keyLookup = sessions.signingKeyLookup(realmID: realm.id, settingsStamp: settingsStamp)
             let batch = try db.queryBatch(stampRead + [
                 burn.statement,
                 AccountStore.loadStatement(realmID: realm.id, idSelectedBy: burn.accountIDQuery),
-                SessionStore.signingKeyStatement(realmID: realm.id),
-            ])
+            ] + keyLookup.statements)
             // Before anything is decided on the client: thrown, so the burn rolls back.
             if let settingsStamp, try RealmSettingsVersion.current(fromRows: batch[0]) != settingsStamp {
                 throw TokenError(.settingsChanged)
@@ -111,7 +112,7 @@ public struct AuthorizationCodeExchange: Sendable {
                 prepared = try sessions.startSession(in: db, SessionRequest(
                     realm: realm, client: client, accountID: grant.accountID, scope: scope, clientIP: clientIP,
                     authTime: grant.authTime, nonce: grant.nonce), account: account, answer: .tokenEndpoint,
-                    signingKeyRows: answers[2])
+                    signingKey: keyLookup.answered(by: answers.dropFirst(2)))
             } catch let error as TokenError where error.code == .accountDisabled || error.code == .accountDeleted {
                 return .refused(Self.accountGone)
             }

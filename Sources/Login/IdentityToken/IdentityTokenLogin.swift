@@ -201,8 +201,8 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
     private struct FirstReads {
         /// `AccountResolver.lookupStatement`'s rows.
         let identityAccount: [Row]
-        /// `SessionStore.signingKeyStatement`'s rows.
-        let signingKey: [Row]
+        /// Branch A's signing key, answered (branch B signs nothing).
+        let signingKey: SigningKeyLookup.Answer?
     }
 
     /// A step decided after the claim was sent with the reads, before anything else was
@@ -238,13 +238,19 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                     let limitCheck = checksLimit
                         ? limiter.retryAfterCheck(realmID: realm.id, clientIP: request.clientIP, limit: realm.rateLimit) : nil
                     let claim = replay?.statement
+                    // Branch A's signing key, unless remembered under the stamp read first.
+                    let keyLookup = request.downstreamState == nil
+                        ? sessions.signingKeyLookup(realmID: realm.id, settingsStamp: version) : nil
+                    let keyStatements = keyLookup?.statements ?? []
                     // After the claim, in the order the login used them: the account of the identity
                     // and the realm's signing key.
                     let answers = try db.queryBatch([RealmSettingsVersion.currentStatement(realmID: realm.id)]
                                                     + (limitCheck.map { [$0.statement] } ?? []) + (claim.map { [$0] } ?? [])
-                                                    + [AccountResolver.lookupStatement(realmID: realm.id, claims: identity),
-                                                       SessionStore.signingKeyStatement(realmID: realm.id)])
-                    let firstReads = FirstReads(identityAccount: answers[answers.count - 2], signingKey: answers[answers.count - 1])
+                                                    + [AccountResolver.lookupStatement(realmID: realm.id, claims: identity)]
+                                                    + keyStatements)
+                    let reads = answers.count - keyStatements.count
+                    let firstReads = FirstReads(identityAccount: answers[reads - 1],
+                                                signingKey: keyLookup?.answered(by: answers.suffix(keyStatements.count)))
                     // What was verified against is still what is stored (on every node), and a
                     // remembered context's failure count, read here for the first time, is under
                     // its limit; either way nothing is written otherwise, the token unclaimed
@@ -256,7 +262,7 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                     // The claim commits even when the login is refused below: a token seen once is
                     // never accepted again. Only a storage failure (rethrown, all rolled back) leaves it unclaimed.
                     if let replay {
-                        let claimed = try claim != nil ? !answers[answers.count - 3].isEmpty : replay.record(in: db)
+                        let claimed = try claim != nil ? !answers[reads - 2].isEmpty : replay.record(in: db)
                         if !claimed { return .replayed }
                     }
                     do {
@@ -378,7 +384,7 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                 in: db, SessionRequest(realm: realm, client: client, accountID: resolution.account.id,
                                        scope: client.allowedScopes, clientIP: request.clientIP, authTime: authTime),
                 account: resolution.account, identities: resolution.identities, answer: .firstParty,
-                signingKeyRows: firstReads.signingKey)
+                signingKey: firstReads.signingKey)
             return .session(resolution, prepared)
         } catch let error as StorageError {
             throw error

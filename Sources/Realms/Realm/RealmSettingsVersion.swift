@@ -2,11 +2,12 @@ import JOSE
 import Storage
 
 /// A stamp of everything a login reads about a realm before it verifies a token: the realm's
-/// own row, its providers (Apple, Google) and its client apps. Every change to those rows sets a new
-/// random stamp on the realm in the same transaction, so a node that keeps those settings in
-/// memory (the login's `LoginContextCache`) learns inside its own write transaction, with one
-/// primary-key read, whether what it verified against is still what is stored — on every node
-/// sharing the database, with no messages between them.
+/// own row, its providers (Apple, Google) and its client apps — and of the realm's active
+/// signing key, which its sessions' tokens are signed with. Every change to those rows sets a
+/// new random stamp on the realm in the same transaction, so a node that keeps them in memory
+/// (the login's `LoginContextCache`, TokenIssuer's remembered active keys) learns inside its own
+/// write transaction, with one primary-key read, whether what it relies on is still what is
+/// stored — on every node sharing the database, with no messages between them.
 ///
 /// Random rather than counted: a realm deleted and created again under the same id must not
 /// get back a stamp a node remembers from the first one.
@@ -28,8 +29,9 @@ public enum RealmSettingsVersion {
         try rows.first?.string("settings_version")
     }
 
-    /// Marks the realm's login settings changed; call it in the transaction that changes them.
-    static func bump(_ db: any SQLExecutor, realmID: String) throws {
+    /// Marks the realm's login settings (or its active signing key) changed; call it in the
+    /// transaction that changes them.
+    public static func bump(_ db: any SQLExecutor, realmID: String) throws {
         try db.execute("UPDATE realms SET settings_version = ? WHERE id = ?", .text(fresh()), .text(realmID))
     }
 

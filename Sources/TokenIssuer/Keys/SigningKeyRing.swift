@@ -42,7 +42,9 @@ public struct SigningKeyRing: Sendable {
     }
 
     /// Makes a prepared key the realm's active key inside the caller's write transaction,
-    /// retiring the previous active key (still published for the retention period).
+    /// retiring the previous active key (still published for the retention period). The realm's
+    /// settings stamp is renewed with it, so every node stops signing with a remembered key at
+    /// once (`ActiveKeyMemory`).
     @discardableResult
     public func activate(_ key: PreparedSigningKey, in db: any SQLExecutor) throws -> SigningKeyInfo {
         let at = now().unixSeconds
@@ -59,6 +61,7 @@ public struct SigningKeyRing: Sendable {
             VALUES (?, ?, ?, ?, ?, 'active', ?)
             """, .text(key.kid), .text(key.realmID), .text(key.algorithm.rawValue), .blob(key.sealedPrivateKey),
             .text(jwk), .integer(at))
+        try RealmSettingsVersion.bump(db, realmID: key.realmID)
         return SigningKeyInfo(kid: key.kid, algorithm: key.algorithm.rawValue, status: "active", createdAt: at,
                               retiredAt: nil, publishUntil: nil)
     }

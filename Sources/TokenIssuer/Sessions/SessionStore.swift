@@ -33,12 +33,12 @@ public struct SessionStore: Sendable {
     /// (native login's resolution), which spares reading it again; nil reads it here.
     /// `answer` says what else is issued: the first-party answer's profile (the account's
     /// identities: `identities` when the caller read them with the account, else read here) or
-    /// the token endpoint's ID token. `signingKeyRows`: the rows of
-    /// `signingKeyStatement(realmID:)` when the caller already ran it in this transaction (sent
-    /// with its other first statements); nil reads the key here.
+    /// the token endpoint's ID token. `signingKey`: the caller's `signingKeyLookup` answered in
+    /// this transaction (its statement sent with the caller's first reads, or the key
+    /// remembered); nil reads the key here.
     public func startSession(in db: any SQLExecutor, _ request: SessionRequest, account: Account? = nil,
                              identities: [Identity]? = nil, answer: SessionAnswer,
-                             signingKeyRows: [Row]? = nil) throws -> PreparedSession {
+                             signingKey: SigningKeyLookup.Answer? = nil) throws -> PreparedSession {
         precondition(account == nil || account?.id == request.accountID, "the account of another session request")
         let started = now()
         let at = started.unixSeconds
@@ -54,7 +54,7 @@ public struct SessionStore: Sendable {
         case .disabled: throw TokenError(.accountDisabled)
         case .deleted: throw TokenError(.accountDeleted)
         }
-        let key = try signingKeyRows.map(SealedSigningKey.active(fromRows:)) ?? SealedSigningKey.active(db, realmID: request.realmID)
+        let key = try signingKey?.key() ?? SealedSigningKey.active(db, realmID: request.realmID)
         // Cached after the first use of a kid; the first open is one AES-GCM open and a parse.
         try signer.open(key, realmID: request.realmID, at: at)
         // Deferred: on PostgreSQL both inserts travel with the transaction's next statement
@@ -79,10 +79,12 @@ public struct SessionStore: Sendable {
                                refreshToken: refreshToken.text, nonce: request.nonce, at: at)
     }
 
-    /// What `startSession` reads for the realm's active signing key, for a caller that sends it
-    /// with other statements in one round trip (`SQLExecutor.queryBatch`).
-    public static func signingKeyStatement(realmID: String) -> (sql: String, parameters: [SQLValue]) {
-        SealedSigningKey.activeStatement(realmID: realmID)
+    /// How a transaction that confirms the realm's `settingsStamp` learns the realm's active
+    /// signing key for `startSession`: remembered from an earlier transaction that confirmed the
+    /// same stamp, or read by the lookup's statement (sent after the stamp's read). nil: no
+    /// stamp is confirmed, and the key is always read.
+    public func signingKeyLookup(realmID: String, settingsStamp: String?) -> SigningKeyLookup {
+        SigningKeyLookup(realmID: realmID, stamp: settingsStamp, at: now().unixSeconds, memory: signer.activeKeys)
     }
 
     /// Signs the access (and ID) token of a session written by ``startSession(in:_:)``; call
@@ -141,7 +143,7 @@ public struct SessionStore: Sendable {
                 // One round trip on PostgreSQL: the token with its session, account and client
                 // standing; the conditional rotation (its row count decides single use); the
                 // account (read in this transaction so the response's user matches the tokens)
-                // and the realm's key. The rotation is made before the checks below: a refusal
+                // and the realm's key (unless remembered under the stamp read first). The rotation is made before the checks below: a refusal
                 // that must change nothing undoes it by throwing (`Undone`), so all rolls back.
                 let stampRead = settingsStamp.map { _ in [RealmSettingsVersion.currentStatement(realmID: realmID)] } ?? []
                 let accountID = ("SELECT s.account_id FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?",
@@ -149,14 +151,14 @@ public struct SessionStore: Sendable {
                 // The first-party answer shows the account's identities: read with the account,
                 // which nothing here changes, rather than with COMMIT.
                 let showsProfile = presenter.answer.showsProfile
+                let keyLookup = signingKeyLookup(realmID: realmID, settingsStamp: settingsStamp)
                 let batch = try db.queryBatch(stampRead + [
                     (Self.refreshLookupSQL, [.blob(presented.lookup)]),
                     ("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL RETURNING rotated_at",
                      [.integer(at), .blob(presented.lookup)]),
                     showsProfile ? AccountStore.profileStatement(realmID: realmID, idSelectedBy: accountID)
                         : AccountStore.loadStatement(realmID: realmID, idSelectedBy: accountID),
-                    SealedSigningKey.activeStatement(realmID: realmID),
-                ])
+                ] + keyLookup.statements)
                 let answers = Array(batch.dropFirst(stampRead.count))
                 let rotated = answers[1].count == 1
                 /// A refusal that leaves everything as it was.
@@ -217,7 +219,8 @@ public struct SessionStore: Sendable {
                                        .integer(at), .text(granted.joined(separator: " ")),
                                        session.idleExpiresAt.map { .integer($0) } ?? .null, .text(session.id))
                 session.scope = granted
-                return .rotated(session, try Self.material(db, key: try SealedSigningKey.active(fromRows: answers[3]),
+                let key = try keyLookup.answered(by: answers.dropFirst(3)).key()
+                return .rotated(session, try Self.material(db, key: key,
                                                           account: account, identities: identities, answer: presenter.answer))
             }
         } catch let undone as Undone {

@@ -15,6 +15,8 @@ public final class TokenSigner: Sendable {
     private let masterKey: MasterKey
     /// Shared with the verifier of these tokens (`AccessTokenVerifier(database:signer:now:)`).
     let keys = SigningKeyCache()
+    /// Each realm's active key, remembered under its settings stamp (`SessionStore.signingKeyLookup`).
+    let activeKeys = ActiveKeyMemory()
 
     /// A signer opening the realms' sealed keys with `masterKey`.
     public init(masterKey: MasterKey, issuers: RealmIssuers) {
