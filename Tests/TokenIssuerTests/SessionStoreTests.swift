@@ -79,6 +79,28 @@ struct SessionStoreTests {
         #expect(noOpenID.idToken == nil)
     }
 
+    @Test("a /token refresh's ID token names the account as stored at the refresh, read with the token's row",
+          arguments: Backend.allCases)
+    func refreshNamesTheAccountAsStored(backend: Backend) async throws {
+        let fixture = try await TokenFixture(backend)
+        let sessions = fixture.tokens.sessions
+        let issued = try await sessions.startSession(fixture.request(), in: fixture.database)
+        try await fixture.database.write { db in
+            try db.execute("""
+                UPDATE accounts SET email = 'grace@example.com', email_verified = 0, given_name = 'Grace',
+                    family_name = 'Hopper', picture_url = 'https://example.com/g.png' WHERE id = ?
+                """, .text(fixture.accountID))
+        }
+        let refreshed = try await sessions.refresh(realmID: "acme", presenter: .authenticatedClient(fixture.web),
+                                                   refreshToken: issued.refreshToken, scope: nil, clientIP: "192.0.2.1")
+        let claims = try CompactJWS(parsing: try #require(refreshed.idToken)).payloadObject()
+        #expect(claims["sub"]?.stringValue == fixture.accountID)
+        #expect(claims["email"] == "grace@example.com")
+        #expect(claims["email_verified"] == false)
+        #expect(claims["name"] == "Grace Hopper")
+        #expect(claims["picture"] == "https://example.com/g.png")
+    }
+
     @Test("the first-party answer shows the account and signs no ID token; the token endpoint's signs one",
           arguments: Backend.allCases)
     func answerDecidesIDTokenAndProfile(backend: Backend) async throws {

@@ -76,7 +76,7 @@ public struct AuthorizationCodeExchange: Sendable {
             // then travel with COMMIT.
             let burn = codes.burn(realmID: realm.id, clientID: client.clientId, code: code)
             let stampRead = settingsStamp.map { _ in [RealmSettingsVersion.currentStatement(realmID: realm.id)] } ?? []
-            let keyLookup = sessions.signingKeyLookup(realmID: realm.id, settingsStamp: settingsStamp)
+            let keyLookup = sessions.activeKeyLookup(realmID: realm.id, settingsStamp: settingsStamp)
             let batch = try db.queryBatch(stampRead + [
                 burn.statement,
                 AccountStore.loadStatement(realmID: realm.id, idSelectedBy: burn.accountIDQuery),

@@ -202,7 +202,7 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
         /// `AccountResolver.lookupStatement`'s rows.
         let identityAccount: [Row]
         /// Branch A's signing key, answered (branch B signs nothing).
-        let signingKey: SigningKeyLookup.Answer?
+        let signingKey: ActiveKeyLookup.Answer?
     }
 
     /// A step decided after the claim was sent with the reads, before anything else was
@@ -240,7 +240,7 @@ public struct IdentityTokenLogin<Verifier: IdentityTokenVerifier>: Sendable {
                     let claim = replay?.statement
                     // Branch A's signing key, unless remembered under the stamp read first.
                     let keyLookup = request.downstreamState == nil
-                        ? sessions.signingKeyLookup(realmID: realm.id, settingsStamp: version) : nil
+                        ? sessions.activeKeyLookup(realmID: realm.id, settingsStamp: version) : nil
                     let keyStatements = keyLookup?.statements ?? []
                     // After the claim, in the order the login used them: the account of the identity
                     // and the realm's signing key.

@@ -20,6 +20,19 @@ public enum AccountStanding: Sendable, Equatable {
     /// The select list that ``init(joinedRow:)`` reads, for a query using ``join(accountColumn:)``.
     public static let columns = "standing_account.status AS standing_account_status"
 
+    /// A select list of the joined account's every column, for a query that needs the account
+    /// itself and not only its standing; read them with ``account(joinedRow:)``. It names the
+    /// status as ``columns`` does, so a query selects one list or the other and
+    /// ``init(joinedRow:)`` reads either.
+    public static let accountColumns = joinedNames.selectList(alias: "standing_account")
+
+    private static let joinedNames = AccountColumnNames(prefix: "standing_account_")
+
+    /// The joined account, from a row that selected ``accountColumns``.
+    public static func account(joinedRow row: Row) throws -> Account {
+        try AccountStore.account(from: row, names: joinedNames)
+    }
+
     /// The joined account's standing.
     public init(joinedRow row: Row) throws(StorageError) {
         switch AccountStatus(rawValue: try row.string("standing_account_status")) {

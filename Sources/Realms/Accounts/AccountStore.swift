@@ -386,14 +386,19 @@ public struct AccountStore: Sendable {
 
     /// An account from a row of `accounts` (`SELECT *`).
     public static func account(from row: Row) throws -> Account {
-        Account(id: try row.string("id"), realmId: try row.string("realm_id"), email: try row.string("email"),
-                emailVerified: try row.bool("email_verified"), isPrivateEmail: try row.bool("is_private_email"),
-                name: PersonName(givenName: try row.optionalString("given_name"),
-                                 familyName: try row.optionalString("family_name"),
-                                 displayName: try row.optionalString("display_name")),
-                pictureURL: try row.optionalString("picture_url"),
-                status: AccountStatus(rawValue: try row.string("status")) ?? .disabled,
-                createdAt: try row.int("created_at"), updatedAt: try row.int("updated_at"))
+        try account(from: row, names: .asStored)
+    }
+
+    /// An account from a row that names its columns `names`.
+    static func account(from row: Row, names: AccountColumnNames) throws -> Account {
+        Account(id: try row.string(names.id), realmId: try row.string(names.realmID), email: try row.string(names.email),
+                emailVerified: try row.bool(names.emailVerified), isPrivateEmail: try row.bool(names.isPrivateEmail),
+                name: PersonName(givenName: try row.optionalString(names.givenName),
+                                 familyName: try row.optionalString(names.familyName),
+                                 displayName: try row.optionalString(names.displayName)),
+                pictureURL: try row.optionalString(names.pictureURL),
+                status: AccountStatus(rawValue: try row.string(names.status)) ?? .disabled,
+                createdAt: try row.int(names.createdAt), updatedAt: try row.int(names.updatedAt))
     }
 
     /// Audit changes with personal data removed: emails appear as `sha256:<hex>`, names and

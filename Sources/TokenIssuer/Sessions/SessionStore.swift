@@ -33,12 +33,12 @@ public struct SessionStore: Sendable {
     /// (native login's resolution), which spares reading it again; nil reads it here.
     /// `answer` says what else is issued: the first-party answer's profile (the account's
     /// identities: `identities` when the caller read them with the account, else read here) or
-    /// the token endpoint's ID token. `signingKey`: the caller's `signingKeyLookup` answered in
+    /// the token endpoint's ID token. `signingKey`: the caller's `activeKeyLookup` answered in
     /// this transaction (its statement sent with the caller's first reads, or the key
     /// remembered); nil reads the key here.
     public func startSession(in db: any SQLExecutor, _ request: SessionRequest, account: Account? = nil,
                              identities: [Identity]? = nil, answer: SessionAnswer,
-                             signingKey: SigningKeyLookup.Answer? = nil) throws -> PreparedSession {
+                             signingKey: ActiveKeyLookup.Answer? = nil) throws -> PreparedSession {
         precondition(account == nil || account?.id == request.accountID, "the account of another session request")
         let started = now()
         let at = started.unixSeconds
@@ -83,8 +83,8 @@ public struct SessionStore: Sendable {
     /// signing key for `startSession`: remembered from an earlier transaction that confirmed the
     /// same stamp, or read by the lookup's statement (sent after the stamp's read). nil: no
     /// stamp is confirmed, and the key is always read.
-    public func signingKeyLookup(realmID: String, settingsStamp: String?) -> SigningKeyLookup {
-        SigningKeyLookup(realmID: realmID, stamp: settingsStamp, at: now().unixSeconds, memory: signer.activeKeys)
+    public func activeKeyLookup(realmID: String, settingsStamp: String?) -> ActiveKeyLookup {
+        ActiveKeyLookup(realmID: realmID, stamp: settingsStamp, at: now().unixSeconds, memory: signer.activeKeys)
     }
 
     /// Signs the access (and ID) token of a session written by ``startSession(in:_:)``; call
@@ -105,15 +105,22 @@ public struct SessionStore: Sendable {
         try db.queryOne("SELECT 1 AS revoked FROM sessions WHERE id = ? AND revoked_at IS NOT NULL", .text(sessionID)) != nil
     }
 
-    /// The refresh transaction's one read: the token and its session with its account's and its
-    /// client's standing, joined through the fragments Realms publishes for them.
-    private static let refreshLookupSQL = """
-        SELECT s.*, r.rotated_at, r.verifier_hash, \(AccountStanding.columns), \(ClientStanding.columns) FROM refresh_tokens r
+    /// The refresh transaction's read: the token and its session with its account and its
+    /// client's standing, joined through the fragments Realms publishes for them. The account's
+    /// every column, or its standing alone for a refresh that reads the account with its
+    /// identities apart.
+    private static let refreshLookupSQL = refreshLookup(selecting: AccountStanding.accountColumns)
+    private static let refreshLookupStandingSQL = refreshLookup(selecting: AccountStanding.columns)
+
+    private static func refreshLookup(selecting accountColumns: String) -> String {
+        """
+        SELECT s.*, r.rotated_at, r.verifier_hash, \(accountColumns), \(ClientStanding.columns) FROM refresh_tokens r
         JOIN sessions s ON s.id = r.session_id
         \(AccountStanding.join(accountColumn: "s.account_id"))
         \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
         WHERE r.token_hash = ?
         """
+    }
 
     /// Rotates a refresh token: the presented one dies and a new one is returned with a new
     /// access token. A rotated token presented again revokes its whole session (`reuseDetected`).
@@ -142,23 +149,24 @@ public struct SessionStore: Sendable {
             }) { db -> RefreshStep in
                 // One round trip on PostgreSQL: the token with its session, account and client
                 // standing; the conditional rotation (its row count decides single use); the
-                // account (read in this transaction so the response's user matches the tokens)
-                // and the realm's key (unless remembered under the stamp read first). The rotation is made before the checks below: a refusal
-                // that must change nothing undoes it by throwing (`Undone`), so all rolls back.
+                // account (read in this transaction so the response's user matches the tokens):
+                // joined to the token's row, or with its identities for the first-party answer;
+                // and the realm's key (unless remembered under the stamp read first). The rotation
+                // is made before the checks below: a refusal that must change nothing undoes it by
+                // throwing (`Undone`), so all rolls back.
                 let stampRead = settingsStamp.map { _ in [RealmSettingsVersion.currentStatement(realmID: realmID)] } ?? []
-                let accountID = ("SELECT s.account_id FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?",
-                                 [SQLValue.blob(presented.lookup)])
                 // The first-party answer shows the account's identities: read with the account,
                 // which nothing here changes, rather than with COMMIT.
                 let showsProfile = presenter.answer.showsProfile
-                let keyLookup = signingKeyLookup(realmID: realmID, settingsStamp: settingsStamp)
+                let profileRead = showsProfile ? [AccountStore.profileStatement(realmID: realmID, idSelectedBy: (
+                    "SELECT s.account_id FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?",
+                    [SQLValue.blob(presented.lookup)]))] : []
+                let keyLookup = activeKeyLookup(realmID: realmID, settingsStamp: settingsStamp)
                 let batch = try db.queryBatch(stampRead + [
-                    (Self.refreshLookupSQL, [.blob(presented.lookup)]),
+                    (showsProfile ? Self.refreshLookupStandingSQL : Self.refreshLookupSQL, [.blob(presented.lookup)]),
                     ("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL RETURNING rotated_at",
                      [.integer(at), .blob(presented.lookup)]),
-                    showsProfile ? AccountStore.profileStatement(realmID: realmID, idSelectedBy: accountID)
-                        : AccountStore.loadStatement(realmID: realmID, idSelectedBy: accountID),
-                ] + keyLookup.statements)
+                ] + profileRead + keyLookup.statements)
                 let answers = Array(batch.dropFirst(stampRead.count))
                 let rotated = answers[1].count == 1
                 /// A refusal that leaves everything as it was.
@@ -205,10 +213,17 @@ public struct SessionStore: Sendable {
                 if try row.bool("ip_binding"), try row.string("client_ip") != clientIP { return try refused(.ipMismatch) }
                 let granted = client.capping(session.scope)
                 if let scope, !Set(scope).isSubset(of: granted) { return try refused(.invalidScope) }
-                guard let account = try answers[2].first.map(AccountStore.account(from:)) else {
-                    return try refused(.accountDeleted)
+                let account: Account, identities: [Identity]?
+                if showsProfile {
+                    guard let profiled = try answers[2].first.map(AccountStore.account(from:)) else {
+                        return try refused(.accountDeleted)
+                    }
+                    account = profiled
+                    identities = try AccountStore.linkedIdentities(fromRows: answers[2])
+                } else {
+                    account = try AccountStanding.account(joinedRow: row)
+                    identities = nil
                 }
-                let identities = showsProfile ? try AccountStore.linkedIdentities(fromRows: answers[2]) : nil
                 // Deferred (see startSession): they travel with COMMIT.
                 try Self.insert(db, replacement, sessionID: session.id, at: at)
                 // The capped scope is stored: scopes a client loses stay lost to its sessions
@@ -219,7 +234,7 @@ public struct SessionStore: Sendable {
                                        .integer(at), .text(granted.joined(separator: " ")),
                                        session.idleExpiresAt.map { .integer($0) } ?? .null, .text(session.id))
                 session.scope = granted
-                let key = try keyLookup.answered(by: answers.dropFirst(3)).key()
+                let key = try keyLookup.answered(by: answers.dropFirst(2 + profileRead.count)).key()
                 return .rotated(session, try Self.material(db, key: key,
                                                           account: account, identities: identities, answer: presenter.answer))
             }

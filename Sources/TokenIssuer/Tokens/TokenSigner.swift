@@ -15,7 +15,7 @@ public final class TokenSigner: Sendable {
     private let masterKey: MasterKey
     /// Shared with the verifier of these tokens (`AccessTokenVerifier(database:signer:now:)`).
     let keys = SigningKeyCache()
-    /// Each realm's active key, remembered under its settings stamp (`SessionStore.signingKeyLookup`).
+    /// Each realm's active key, remembered under its settings stamp (`SessionStore.activeKeyLookup`).
     let activeKeys = ActiveKeyMemory()
 
     /// A signer opening the realms' sealed keys with `masterKey`.

@@ -7,7 +7,7 @@ import Storage
 /// The statement must follow the stamp's read in the same batch: under READ COMMITTED each
 /// statement may see later commits, never earlier ones, so the key read is never older than
 /// the stamp it is remembered under.
-public struct SigningKeyLookup: Sendable {
+public struct ActiveKeyLookup: Sendable {
     let realmID: String
     /// The stamp the caller confirms in its transaction before it uses the key.
     let stamp: String?
@@ -37,7 +37,7 @@ public struct SigningKeyLookup: Sendable {
 
     /// A lookup with its rows, for `SessionStore.startSession`.
     public struct Answer: Sendable {
-        let lookup: SigningKeyLookup
+        let lookup: ActiveKeyLookup
         let rows: [Row]?
 
         /// The active key. Throws `TokenError(.noSigningKey)` when the realm has none.
