@@ -2535,7 +2535,8 @@ paths:
       description: |
         Generates a key of the realm's `signingAlgorithm` and makes it active; the previous key
         is retired but stays published for max(access-token TTL of the realm and its clients,
-        ID-token TTL) plus 5 minutes. Audited as `keys.rotate`.
+        ID-token TTL) plus 5 minutes. Every node signs with the new key from its next login,
+        refresh or code exchange. Audited as `keys.rotate`.
       security:
         - adminToken: []
       parameters:
