@@ -38,6 +38,16 @@ struct DiagnosisTests {
         let signature = try #require(checks.first { $0["name"] as? String == "signature" })
         #expect(signature["passed"] as? Bool == true)
         #expect((signature["detail"] as? String)?.isEmpty == false)
+        // What each check established, worded only now that the report reads it.
+        let details = Dictionary(uniqueKeysWithValues: report.checks.map { ($0.name, $0.outcome.detail) })
+        let kid = sharedKeys.rsaKeyID
+        #expect(details[.algorithm]?.hasPrefix("alg RS256 fits key \"\(kid)\" (RSA ") == true)
+        #expect(details[.key]?.hasPrefix("kid \"\(kid)\" found (RSA ") == true)
+        #expect(details[.signature] == "RS256 signature verifies")
+        #expect(details[.issuer] == "iss is https://appleid.apple.com")
+        #expect(details[.audience] == "aud \"\(AppleTokenMinter.defaultAudience)\" is accepted")
+        #expect(details[.expiry]?.hasPrefix("exp ") == true && details[.expiry]?.contains(" s after now (leeway ") == true)
+        #expect(details[.issuedAt]?.hasSuffix(" is not in the future") == true)
         // Replay is not checked in diagnosis, and says so.
         let replay = try #require(checks.first { $0["name"] as? String == "replay" })
         #expect(replay["passed"] is NSNull)

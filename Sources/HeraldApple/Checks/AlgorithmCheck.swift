@@ -17,7 +17,7 @@ struct AlgorithmCheck {
         guard let algorithm = Self.accepted[alg] else {
             return (.failed(.algorithm, detail: "alg \(Self.quoted(alg)) is not accepted; Apple signs with RS256 or ES256"), nil)
         }
-        return (.passed(detail: "alg \(alg) is accepted"), algorithm)
+        return (.passed(detail: AppleCheckDetail { "alg \(alg) is accepted" }), algorithm)
     }
 
     /// Stage two: the algorithm fits the resolved key's type.
@@ -28,7 +28,7 @@ struct AlgorithmCheck {
         default: false
         }
         if fits {
-            return .passed(detail: "alg \(algorithm.rawValue) fits key \(Self.quoted(keyID)) (\(keyType.displayName))")
+            return .passed(detail: AppleCheckDetail { "alg \(algorithm.rawValue) fits key \(Self.quoted(keyID)) (\(keyType.displayName))" })
         }
         return .failed(.algorithm, detail: "alg \(algorithm.rawValue) does not fit key \(Self.quoted(keyID)) (\(keyType.displayName))")
     }

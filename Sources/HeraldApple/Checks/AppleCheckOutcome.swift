@@ -2,7 +2,7 @@
 /// a value naming their reason instead of throwing.
 public enum AppleCheckOutcome: Sendable, Equatable {
     /// The check passed; the detail says what was established.
-    case passed(detail: String)
+    case passed(detail: AppleCheckDetail)
     /// The check failed with the contract reason; the detail says why.
     case failed(AppleRejectionReason, detail: String)
     /// The check was not run (an earlier step made it impossible, or it does not apply here).
@@ -11,7 +11,8 @@ public enum AppleCheckOutcome: Sendable, Equatable {
     /// The human-readable explanation, never containing a token, raw nonce or email.
     public var detail: String {
         switch self {
-        case .passed(let detail), .failed(_, let detail), .skipped(let detail): detail
+        case .passed(let detail): detail.text
+        case .failed(_, let detail), .skipped(let detail): detail
         }
     }
 
@@ -20,6 +21,37 @@ public enum AppleCheckOutcome: Sendable, Equatable {
         if case .failed(let reason, _) = self { return reason }
         return nil
     }
+}
+
+/// What a passing check established, worded only when read (`herald diagnose`): every login
+/// passes its checks and verification never reads their details, while wording them (times,
+/// quoted kids) was ≈ 2 % of a login's CPU (issue #39). A failure's detail is worded at once.
+public struct AppleCheckDetail: Sendable, Equatable, ExpressibleByStringLiteral {
+    private enum Wording {
+        case text(String)
+        case deferred(@Sendable () -> String)
+    }
+
+    private let wording: Wording
+
+    /// A detail worded by `wording` when it is read.
+    init(_ wording: @escaping @Sendable () -> String) {
+        self.wording = .deferred(wording)
+    }
+
+    public init(stringLiteral text: String) {
+        wording = .text(text)
+    }
+
+    /// The human-readable explanation.
+    public var text: String {
+        switch wording {
+        case .text(let text): text
+        case .deferred(let wording): wording()
+        }
+    }
+
+    public static func == (lhs: AppleCheckDetail, rhs: AppleCheckDetail) -> Bool { lhs.text == rhs.text }
 }
 
 /// One named check and its outcome, in verification order.

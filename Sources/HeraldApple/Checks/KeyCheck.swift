@@ -17,7 +17,7 @@ struct KeyCheck {
         }
         switch await source.resolve(keyID) {
         case .found(let key):
-            return (.passed(detail: "kid \(AlgorithmCheck.quoted(keyID)) found (\(key.keyType.displayName))"),
+            return (.passed(detail: AppleCheckDetail { "kid \(AlgorithmCheck.quoted(keyID)) found (\(key.keyType.displayName))" }),
                     .found(key, keyID: keyID))
         case .unknown:
             return (.failed(.unknownKey, detail: "kid \(AlgorithmCheck.quoted(keyID)) is not in Apple's JWKS, even after a refresh"),

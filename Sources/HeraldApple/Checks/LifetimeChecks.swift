@@ -19,7 +19,9 @@ struct ExpiryCheck {
         if current - issuedAt > Self.maximumAgeSeconds + leeway {
             return .failed(.expired, detail: "iat \(LifetimeText.describe(issuedAt)) is \(LifetimeText.seconds(current - issuedAt)) s before now, older than the \(LifetimeText.seconds(Self.maximumAgeSeconds)) s accepted (leeway \(LifetimeText.seconds(leeway)) s)")
         }
-        return .passed(detail: "exp \(LifetimeText.describe(expiresAt)) is \(LifetimeText.seconds(expiresAt - current)) s after now (leeway \(LifetimeText.seconds(leeway)) s)")
+        return .passed(detail: AppleCheckDetail {
+            "exp \(LifetimeText.describe(expiresAt)) is \(LifetimeText.seconds(expiresAt - current)) s after now (leeway \(LifetimeText.seconds(leeway)) s)"
+        })
     }
 }
 
@@ -36,7 +38,7 @@ struct IssuedAtCheck {
         if let notBefore, notBefore > current + leeway {
             return .failed(.notYetValid, detail: "nbf \(LifetimeText.describe(notBefore)) is \(LifetimeText.seconds(notBefore - current)) s after now (leeway \(LifetimeText.seconds(leeway)) s)")
         }
-        return .passed(detail: "iat \(LifetimeText.describe(issuedAt)) is not in the future")
+        return .passed(detail: AppleCheckDetail { "iat \(LifetimeText.describe(issuedAt)) is not in the future" })
     }
 }
 

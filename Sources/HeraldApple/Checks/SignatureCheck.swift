@@ -4,7 +4,7 @@ import JOSE
 struct SignatureCheck {
     func evaluate(jws: CompactJWS, key: PublicKey, algorithm: JWSAlgorithm) -> AppleCheckOutcome {
         if key.verify(signature: jws.signature, message: jws.signingInput, algorithm: algorithm) {
-            return .passed(detail: "\(algorithm.rawValue) signature verifies")
+            return .passed(detail: AppleCheckDetail { "\(algorithm.rawValue) signature verifies" })
         }
         return .failed(.signature, detail: "\(algorithm.rawValue) signature does not verify")
     }

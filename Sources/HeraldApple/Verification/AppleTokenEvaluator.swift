@@ -137,11 +137,20 @@ struct AppleTokenEvaluator: Sendable {
 struct AppleTokenEvaluation: Sendable {
     var header: [String: JSONValue]?
     var claims: [String: JSONValue]?
-    var steps: [AppleCheckStep] = []
+    var steps: [AppleCheckStep]
     /// The first terminal event in check order: a rejection, unavailability, or (last) success.
     var verdict: AppleVerificationResult?
     /// With a deferred replay guard: the claim the caller must record before accepting the token.
     var deferredReplay: AppleReplayClaim?
+
+    /// Room for every check's step from the start: appended one by one they made the array
+    /// grow several times per login (`Array._createNewBuffer` in a login's profile).
+    init() {
+        steps = []
+        steps.reserveCapacity(Self.checkCount)
+    }
+
+    private static let checkCount = AppleCheckName.allCases.count
 
     /// The final result; an evaluation that ended without a verdict cannot happen, but fails closed.
     var result: AppleVerificationResult { verdict ?? .rejected(.malformed) }
