@@ -33,6 +33,23 @@ public enum AccountStanding: Sendable, Equatable {
         try AccountStore.account(from: row, names: joinedNames)
     }
 
+    /// `LEFT JOIN identities` of the joined account, for a query that also wants the account's
+    /// identities: one row per identity (or one without any), each selecting
+    /// ``identityColumns``; read them with ``identities(joinedRows:)``.
+    public static let identitiesJoin = """
+        LEFT JOIN identities standing_identity ON standing_identity.realm_id = standing_account.realm_id
+            AND standing_identity.account_id = standing_account.id
+        """
+
+    /// The select list ``identities(joinedRows:)`` reads, for a query using ``identitiesJoin``.
+    public static let identityColumns = AccountStore.linkedIdentityColumns(alias: "standing_identity")
+
+    /// The joined account's identities, oldest first, from every row of a query using
+    /// ``identitiesJoin`` and selecting ``accountColumns`` and ``identityColumns``.
+    public static func identities(joinedRows rows: [Row]) throws -> [Identity] {
+        try AccountStore.linkedIdentities(fromRows: rows, names: joinedNames)
+    }
+
     /// The joined account's standing.
     public init(joinedRow row: Row) throws(StorageError) {
         switch AccountStatus(rawValue: try row.string("standing_account_status")) {

@@ -309,30 +309,28 @@ public struct AccountStore: Sendable {
             """, [.text(realmID), .text(provider), .text(openID)])
     }
 
-    /// The realm's account whose id `idQuery` selects (as `loadStatement(realmID:idSelectedBy:)`)
-    /// with its identities, in the rows `profileStatement(realmID:provider:openID:)` has: one
-    /// row per identity, or one row without any for an account that has none.
-    public static func profileStatement(realmID: String, idSelectedBy idQuery: (sql: String, parameters: [SQLValue]))
-        -> (sql: String, parameters: [SQLValue]) {
-        ("""
-            SELECT a.*, \(linkedIdentityColumns)
-            FROM accounts a LEFT JOIN identities o ON o.realm_id = a.realm_id AND o.account_id = a.id
-            WHERE a.realm_id = ? AND a.id = (\(idQuery.sql))
-            """, [.text(realmID)] + idQuery.parameters)
-    }
-
     /// A profile statement's identity columns (`o`), named apart from the account's own.
-    private static let linkedIdentityColumns = """
-        o.provider AS linked_provider, o.open_id AS linked_open_id, o.email AS linked_email, o.linked_at AS linked_at,
-        o.email_relay_enabled AS linked_email_relay_enabled
+    private static let linkedIdentityColumns = linkedIdentityColumns(alias: "o")
+
+    /// The columns of `identities` joined as `alias`, named as `linkedIdentities(fromRows:)` reads them.
+    static func linkedIdentityColumns(alias: String) -> String {
         """
+        \(alias).provider AS linked_provider, \(alias).open_id AS linked_open_id, \(alias).email AS linked_email,
+        \(alias).linked_at AS linked_at, \(alias).email_relay_enabled AS linked_email_relay_enabled
+        """
+    }
 
     /// The identities of a `profileStatement`'s rows (each row also decodes as the account), oldest first.
     public static func linkedIdentities(fromRows rows: [Row]) throws -> [Identity] {
+        try linkedIdentities(fromRows: rows, names: .asStored)
+    }
+
+    /// The identities of rows that name their account's columns `names`, oldest first.
+    static func linkedIdentities(fromRows rows: [Row], names: AccountColumnNames) throws -> [Identity] {
         try rows.compactMap { row in
             guard let provider = try row.optionalString("linked_provider") else { return nil }
-            return Identity(realmId: try row.string("realm_id"), provider: provider,
-                            openId: try row.string("linked_open_id"), accountId: try row.string("id"),
+            return Identity(realmId: try row.string(names.realmID), provider: provider,
+                            openId: try row.string("linked_open_id"), accountId: try row.string(names.id),
                             email: try row.optionalString("linked_email"), linkedAt: try row.int("linked_at"),
                             emailRelayEnabled: try row.optionalInt("linked_email_relay_enabled").map { $0 != 0 })
         }.sorted(by: Identity.precedesInLinkOrder)

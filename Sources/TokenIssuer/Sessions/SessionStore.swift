@@ -106,18 +106,21 @@ public struct SessionStore: Sendable {
     }
 
     /// The refresh transaction's read: the token and its session with its account and its
-    /// client's standing, joined through the fragments Realms publishes for them. The account's
-    /// every column, or its standing alone for a refresh that reads the account with its
-    /// identities apart.
-    private static let refreshLookupSQL = refreshLookup(selecting: AccountStanding.accountColumns)
-    private static let refreshLookupStandingSQL = refreshLookup(selecting: AccountStanding.columns)
+    /// client's standing, joined through the fragments Realms publishes for them; for the
+    /// first-party answer (`refreshProfileLookupSQL`) with the account's identities too, one row
+    /// per identity.
+    private static let refreshLookupSQL = refreshLookup(withIdentities: false)
+    private static let refreshProfileLookupSQL = refreshLookup(withIdentities: true)
 
-    private static func refreshLookup(selecting accountColumns: String) -> String {
+    private static func refreshLookup(withIdentities: Bool) -> String {
         """
-        SELECT s.*, r.rotated_at, r.verifier_hash, \(accountColumns), \(ClientStanding.columns) FROM refresh_tokens r
+        SELECT s.*, r.rotated_at, r.verifier_hash, \(AccountStanding.accountColumns), \(ClientStanding.columns)
+            \(withIdentities ? ", " + AccountStanding.identityColumns : "")
+        FROM refresh_tokens r
         JOIN sessions s ON s.id = r.session_id
         \(AccountStanding.join(accountColumn: "s.account_id"))
         \(ClientStanding.join(realmColumn: "s.realm_id", clientColumn: "s.client_id"))
+        \(withIdentities ? AccountStanding.identitiesJoin : "")
         WHERE r.token_hash = ?
         """
     }
@@ -147,26 +150,21 @@ public struct SessionStore: Sendable {
             step = try await database.write(isolation: .readCommitted, lostCommitCheck: { step, db in
                 try Self.committed(step, presented: presented, replacement: replacement, in: db)
             }) { db -> RefreshStep in
-                // One round trip on PostgreSQL: the token with its session, account and client
-                // standing; the conditional rotation (its row count decides single use); the
-                // account (read in this transaction so the response's user matches the tokens):
-                // joined to the token's row, or with its identities for the first-party answer;
-                // and the realm's key (unless remembered under the stamp read first). The rotation
-                // is made before the checks below: a refusal that must change nothing undoes it by
-                // throwing (`Undone`), so all rolls back.
+                // One round trip on PostgreSQL: the token with its session, its account (read in
+                // this transaction so the response's user matches the tokens; with its identities
+                // for the first-party answer, which shows them) and its client's standing; the
+                // conditional rotation (its row count decides single use); and the realm's key
+                // (unless remembered under the stamp read first). The rotation is made before the
+                // checks below: a refusal that must change nothing undoes it by throwing
+                // (`Undone`), so all rolls back.
                 let stampRead = settingsStamp.map { _ in [RealmSettingsVersion.currentStatement(realmID: realmID)] } ?? []
-                // The first-party answer shows the account's identities: read with the account,
-                // which nothing here changes, rather than with COMMIT.
                 let showsProfile = presenter.answer.showsProfile
-                let profileRead = showsProfile ? [AccountStore.profileStatement(realmID: realmID, idSelectedBy: (
-                    "SELECT s.account_id FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?",
-                    [SQLValue.blob(presented.lookup)]))] : []
                 let keyLookup = activeKeyLookup(realmID: realmID, settingsStamp: settingsStamp)
                 let batch = try db.queryBatch(stampRead + [
-                    (showsProfile ? Self.refreshLookupStandingSQL : Self.refreshLookupSQL, [.blob(presented.lookup)]),
+                    (showsProfile ? Self.refreshProfileLookupSQL : Self.refreshLookupSQL, [.blob(presented.lookup)]),
                     ("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL RETURNING rotated_at",
                      [.integer(at), .blob(presented.lookup)]),
-                ] + profileRead + keyLookup.statements)
+                ] + keyLookup.statements)
                 let answers = Array(batch.dropFirst(stampRead.count))
                 let rotated = answers[1].count == 1
                 /// A refusal that leaves everything as it was.
@@ -213,17 +211,8 @@ public struct SessionStore: Sendable {
                 if try row.bool("ip_binding"), try row.string("client_ip") != clientIP { return try refused(.ipMismatch) }
                 let granted = client.capping(session.scope)
                 if let scope, !Set(scope).isSubset(of: granted) { return try refused(.invalidScope) }
-                let account: Account, identities: [Identity]?
-                if showsProfile {
-                    guard let profiled = try answers[2].first.map(AccountStore.account(from:)) else {
-                        return try refused(.accountDeleted)
-                    }
-                    account = profiled
-                    identities = try AccountStore.linkedIdentities(fromRows: answers[2])
-                } else {
-                    account = try AccountStanding.account(joinedRow: row)
-                    identities = nil
-                }
+                let account = try AccountStanding.account(joinedRow: row)
+                let identities = showsProfile ? try AccountStanding.identities(joinedRows: answers[0]) : nil
                 // Deferred (see startSession): they travel with COMMIT.
                 try Self.insert(db, replacement, sessionID: session.id, at: at)
                 // The capped scope is stored: scopes a client loses stay lost to its sessions
@@ -234,7 +223,7 @@ public struct SessionStore: Sendable {
                                        .integer(at), .text(granted.joined(separator: " ")),
                                        session.idleExpiresAt.map { .integer($0) } ?? .null, .text(session.id))
                 session.scope = granted
-                let key = try keyLookup.answered(by: answers.dropFirst(2 + profileRead.count)).key()
+                let key = try keyLookup.answered(by: answers.dropFirst(2)).key()
                 return .rotated(session, try Self.material(db, key: key,
                                                           account: account, identities: identities, answer: presenter.answer))
             }
