@@ -50,8 +50,9 @@ enum LifetimeText {
     }
 
     /// `2026-12-06T07:04:43Z`, as `Date.formatted(.iso8601)` writes it. Written out by hand
-    /// because every login's checks describe their times (issue #39: Foundation's format style
-    /// cost about 2.5 µs per login); days to a civil date by Howard Hinnant's algorithm.
+    /// because a refused login's checks describe their times (issue #39: Foundation's format
+    /// style cost about 2.5 µs a time; a passing check words its detail only when read); days
+    /// to a civil date by Howard Hinnant's algorithm.
     static func utc(_ seconds: Double) -> String {
         // Gregorian dates only (from 1582-10-15, where Foundation's calendar leaves the Julian
         // one) up to year 9999; an earlier time, refused anyway, goes to Foundation.
