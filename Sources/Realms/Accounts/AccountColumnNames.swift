@@ -2,10 +2,6 @@
 /// `SELECT *` or `a.*`), or prefixed, for a query that joins `accounts` beside tables with
 /// columns of the same names (`AccountStanding.accountColumns`).
 struct AccountColumnNames: Sendable {
-    /// Every column an `Account` is read from.
-    private static let stored = ["id", "realm_id", "email", "email_verified", "is_private_email", "given_name",
-                                 "family_name", "display_name", "picture_url", "status", "created_at", "updated_at"]
-
     static let asStored = AccountColumnNames(prefix: "")
 
     let prefix: String
@@ -14,22 +10,18 @@ struct AccountColumnNames: Sendable {
 
     init(prefix: String) {
         self.prefix = prefix
-        id = prefix + "id"
-        realmID = prefix + "realm_id"
-        email = prefix + "email"
-        emailVerified = prefix + "email_verified"
-        isPrivateEmail = prefix + "is_private_email"
-        givenName = prefix + "given_name"
-        familyName = prefix + "family_name"
-        displayName = prefix + "display_name"
-        pictureURL = prefix + "picture_url"
-        status = prefix + "status"
-        createdAt = prefix + "created_at"
-        updatedAt = prefix + "updated_at"
+        func named(_ column: String) -> String { prefix + column }
+        (id, realmID, email, emailVerified) = (named("id"), named("realm_id"), named("email"), named("email_verified"))
+        (isPrivateEmail, givenName, familyName) = (named("is_private_email"), named("given_name"), named("family_name"))
+        (displayName, pictureURL, status) = (named("display_name"), named("picture_url"), named("status"))
+        (createdAt, updatedAt) = (named("created_at"), named("updated_at"))
     }
 
-    /// The select list naming the columns of `accounts` joined as `alias` by these names.
+    /// The select list naming the columns of `accounts` joined as `alias` by these names: each
+    /// name above without its prefix is the stored column.
     func selectList(alias: String) -> String {
-        Self.stored.map { "\(alias).\($0) AS \(prefix)\($0)" }.joined(separator: ", ")
+        [id, realmID, email, emailVerified, isPrivateEmail, givenName, familyName, displayName, pictureURL, status,
+         createdAt, updatedAt]
+            .map { "\(alias).\($0.dropFirst(prefix.count)) AS \($0)" }.joined(separator: ", ")
     }
 }
