@@ -2,6 +2,12 @@
 SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 APT_PACKAGES := libssl-dev libsqlite3-dev libmicrohttpd-dev pkg-config openssl libpq-dev postgresql
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+# At most 16 Swift tests at once (swift-testing's own bound). Unbounded, the runner starts every
+# test at once: hundreds of servers, PostgreSQL members and fake JWKS servers on 2 cores, the
+# first test passes only after ~28 s, and the tests whose client waits 20 s on a slow handler
+# (ServerLifecycleTests, ServerConcurrencyTests) time out: 4 of them failed one run in two here
+# (and a CI run). 16 wide, the first passes after ~5 s and the whole run is shorter.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 16
 
 .PHONY: deps docs-deps build release run test unit lint format check-imports bench clean fuzz fuzz-smoke test-sanitizers
 
