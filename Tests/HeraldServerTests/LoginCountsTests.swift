@@ -1,5 +1,6 @@
 import Foundation
 import HeraldTestSupport
+import HTTPServer
 import Login
 import Storage
 import Testing
@@ -106,15 +107,13 @@ struct LoginCountsTests {
             let counts = LoginCounts(database: database, now: Self.clock().closure)
             let recorder = LoginRecorder(door: .native, provider: "apple", metrics: HeraldMetrics(), counts: counts,
                                          logger: Logger(level: .error, now: { Date() }, sink: { _ in }))
-            let started = DispatchTime.now().uptimeNanoseconds
+            let request = HTTPRequest(method: "POST", path: "/")
             recorder.record(.failure(LoginError(.invalidIdentityToken, providerReason: "audience")), realmID: "acme",
-                            clientID: "app", requestID: "r1", started: started)
+                            clientID: "app", request: request)
             recorder.record(.failure(LoginError(.rateLimited, retryAfterSeconds: 5)), realmID: "acme", clientID: "app",
-                            requestID: "r2", started: started)
-            recorder.record(.failure(LoginError(.realmNotFound)), realmID: "made-up", clientID: "app", requestID: "r3",
-                            started: started)
-            recorder.record(.failure(LoginError(.badRequest)), realmID: "made-up-too", clientID: "app", requestID: "r4",
-                            started: started)
+                            request: request)
+            recorder.record(.failure(LoginError(.realmNotFound)), realmID: "made-up", clientID: "app", request: request)
+            recorder.record(.failure(LoginError(.badRequest)), realmID: "made-up-too", clientID: "app", request: request)
             try await counts.share()
             let rows = try await database.read { db in
                 try db.query("SELECT realm_id, reason, count FROM login_counts ORDER BY reason").map {

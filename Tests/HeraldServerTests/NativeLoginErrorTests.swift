@@ -241,6 +241,14 @@ struct NativeLoginErrorTests {
             #expect(loginLines.contains { $0.contains(#""outcome":"success""#) && $0.contains(ok.string("userId")) })
             #expect(loginLines.contains { $0.contains(#""reason":"audience""#) })
             #expect(loginLines.contains { $0.contains(#""reason":"replayed""#) })
+            // One line per login: the attempt's line is its request's access-log line, with the
+            // route and the status sent, and no separate request line for that route.
+            let route = #""route":"/api/oauth/:realm/apple/native-login""#
+            #expect(loginLines.allSatisfy { $0.contains(route) && $0.contains(#""method":"POST""#) })
+            #expect(loginLines.filter { $0.contains(#""status":401"#) }.count == 2)
+            #expect(loginLines.contains { $0.contains(#""status":400"#) && $0.contains(#""reason":"bad_request""#) })
+            #expect(loginLines.contains { $0.contains(#""status":200"#) && $0.contains(#""outcome":"success""#) })
+            #expect(!fixture.herald.logs.captured.contains { $0.contains(#""event":"request""#) && $0.contains(route) })
             let metrics = try await fixture.send("GET", "/metrics").text
             #expect(metrics.contains(#"herald_logins_total{provider="apple",door="native",outcome="rejected",reason="audience"} 1"#))
             #expect(metrics.contains(#"herald_logins_total{provider="apple",door="native",outcome="success",reason="created"} 1"#))

@@ -166,6 +166,7 @@ final class RequestDispatcher: Sendable {
         case .matched(let handler, let parameters, let template):
             state.request.pathParameters = parameters
             state.request.routeTemplate = template
+            state.request.accessLogNote = AccessLogNote()
             state.route = template
             let request = state.request
             let pending = PendingResponse(request: request)
@@ -222,7 +223,7 @@ final class RequestDispatcher: Sendable {
         let queued = MHD_queue_response(connection, UInt32(status), mhdResponse)
         accessLog(AccessLogEntry(method: state.request.method, route: state.route, status: status,
                                  durationSeconds: Self.seconds(ContinuousClock.now - state.start),
-                                 requestID: state.request.requestID))
+                                 requestID: state.request.requestID, note: state.request.accessLogNote?.current))
         return queued
     }
 

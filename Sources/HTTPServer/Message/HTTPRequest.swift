@@ -20,6 +20,9 @@ public struct HTTPRequest: Sendable {
     public var pathParameters: [String: String]
     /// The matched route's template ("/api/oauth/:realm/token"); set by the router.
     public var routeTemplate: String?
+    /// Where a handler leaves a value for this request's access-log line; set by the server
+    /// for every request it routes (nil on one built elsewhere).
+    var accessLogNote: AccessLogNote?
 
     /// A request; the server builds these, tests and in-process callers may too.
     public init(method: String, path: String, rawQuery: String? = nil, headers: HTTPHeaders = HTTPHeaders(),
@@ -34,5 +37,11 @@ public struct HTTPRequest: Sendable {
         self.requestID = requestID
         self.pathParameters = pathParameters
         self.routeTemplate = routeTemplate
+    }
+
+    /// Hands `note` to this request's access-log line (`AccessLogEntry.note`), replacing what was
+    /// left before; dropped when the request did not come through the server.
+    public func leaveAccessLogNote(_ note: any Sendable) {
+        accessLogNote?.leave(note)
     }
 }

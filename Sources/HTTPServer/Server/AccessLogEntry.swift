@@ -11,14 +11,18 @@ public struct AccessLogEntry: Sendable {
     public let durationSeconds: Double
     /// The request's X-Request-Id.
     public let requestID: String
+    /// What the handler left with `HTTPRequest.leaveAccessLogNote`, untouched; nil when it left nothing.
+    public let note: (any Sendable)?
 
     /// An entry with the given fields.
-    public init(method: String, route: String, status: Int, durationSeconds: Double, requestID: String) {
+    public init(method: String, route: String, status: Int, durationSeconds: Double, requestID: String,
+                note: (any Sendable)? = nil) {
         self.method = method
         self.route = route
         self.status = status
         self.durationSeconds = durationSeconds
         self.requestID = requestID
+        self.note = note
     }
 }
 

@@ -59,7 +59,6 @@ struct AppleWebRoutes: RouteGroup {
     }
 
     static func callback(_ request: HTTPRequest, context: AppleWebRoutes) async throws -> HTTPResponse {
-        let started = DispatchTime.now().uptimeNanoseconds
         let realmID = request.parameter("realm")
         let pairs: [(name: String, value: String)]
         if request.method == "POST" {
@@ -121,8 +120,7 @@ struct AppleWebRoutes: RouteGroup {
                                  "message": "Apple's token endpoint could not be used; try again"],
                         link: returnTo, title: "Sign-in failed")
         case .loginFailed(let error, let returnTo):
-            context.recorder.record(.failure(error), realmID: realmID, clientID: "", requestID: request.requestID,
-                                    started: started)
+            context.recorder.record(.failure(error), realmID: realmID, clientID: "", request: request)
             return WebSignInAnswer.loginFailed(error, returnTo: returnTo, provider: .apple)
         case .loggedIn(let login, let returnTo):
             // Only a code is exchanged; a login on the posted ID token alone made no call.
@@ -130,8 +128,7 @@ struct AppleWebRoutes: RouteGroup {
                 context.metrics.recordAppleCall(operation: "token_exchange", outcome: "success")
                 context.appleRefusals.recordSuccess(realmID: realmID)
             }
-            context.recorder.record(.success(login), realmID: realmID, clientID: "", requestID: request.requestID,
-                                    started: started)
+            context.recorder.record(.success(login), realmID: realmID, clientID: "", request: request)
             return try WebSignInAnswer.loggedIn(login, returnTo: returnTo)
         }
     }

@@ -97,13 +97,7 @@ public final class HeraldApplication: Sendable {
                 }
                 return ErrorEnvelope.response(.forServerStatus(status), requestID: request.requestID)
             }
-        let accessLog: @Sendable (AccessLogEntry) -> Void = { entry in
-                metrics.recordRequest(route: entry.route, status: entry.status, durationSeconds: entry.durationSeconds)
-                logger.info("request", ["method": .string(entry.method), "route": .string(entry.route),
-                                        "status": .int(entry.status),
-                                        "durationMs": .double((entry.durationSeconds * 100_000).rounded() / 100),
-                                        "requestId": .string(entry.requestID)])
-            }
+        let accessLog: @Sendable (AccessLogEntry) -> Void = AccessLog(logger: logger, metrics: metrics).write
         if let admin = services.configuration.adminListen {
             // The admin side moves to its own address; the public listener no longer has those
             // routes, so it answers them 404 like any unknown path (not 401: nothing says they exist).

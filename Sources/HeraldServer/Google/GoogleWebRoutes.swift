@@ -61,7 +61,6 @@ struct GoogleWebRoutes: RouteGroup {
     }
 
     static func callback(_ request: HTTPRequest, context: GoogleWebRoutes) async throws -> HTTPResponse {
-        let started = DispatchTime.now().uptimeNanoseconds
         let realmID = request.parameter("realm")
         guard request.mediaType == "application/x-www-form-urlencoded", let pairs = FormDecoding.pairs(request.body) else {
             return WebSignInAnswer.badRequest("Google's answer must be a form")
@@ -99,12 +98,10 @@ struct GoogleWebRoutes: RouteGroup {
         case .returnToWithdrawn:
             return WebSignInAnswer.returnToWithdrawn
         case .loginFailed(let error, let returnTo):
-            context.recorder.record(.failure(error), realmID: realmID, clientID: "", requestID: request.requestID,
-                                    started: started)
+            context.recorder.record(.failure(error), realmID: realmID, clientID: "", request: request)
             return WebSignInAnswer.loginFailed(error, returnTo: returnTo, provider: .google)
         case .loggedIn(let login, let returnTo):
-            context.recorder.record(.success(login), realmID: realmID, clientID: "", requestID: request.requestID,
-                                    started: started)
+            context.recorder.record(.success(login), realmID: realmID, clientID: "", request: request)
             return try WebSignInAnswer.loggedIn(login, returnTo: returnTo)
         }
     }

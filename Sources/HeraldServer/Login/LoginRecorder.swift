@@ -1,11 +1,14 @@
-import Foundation
+import HTTPServer
 import Login
 import Realms
 
 /// One log line and one metric per login attempt, the same for every door into the login
-/// pipeline (the native app's post, the web callback, soon Google's): what counts as an outage
-/// and whether the client id may be logged is `LoginError`'s to say, not the door's. Never
-/// records the token, nonce or email.
+/// pipeline (the native app's post, the web callback, Google's): what counts as an outage and
+/// whether the client id may be logged is `LoginError`'s to say, not the door's. Never records
+/// the token, nonce or email.
+///
+/// The attempt's fields are left on its request (`LoginAttemptLine`), so its access-log line is
+/// the login's line: one line per login, not a login line and a request line.
 struct LoginRecorder: Sendable {
     /// The way the attempt came in: a log field and a label of `herald_logins_total`.
     enum Door: String, Sendable {
@@ -24,12 +27,9 @@ struct LoginRecorder: Sendable {
     let counts: LoginCounts?
     let logger: Logger
 
-    /// Records one attempt that began at `started` (`DispatchTime` uptime nanoseconds). The
-    /// client id is logged only when the pipeline found that client (a caller can type anything
-    /// into that field).
-    func record(_ outcome: Result<LoginResult, LoginError>, realmID: String, clientID: String, requestID: String,
-                started: UInt64) {
-        let durationMs = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+    /// Records one attempt that came in as `request`. The client id is logged only when the
+    /// pipeline found that client (a caller can type anything into that field).
+    func record(_ outcome: Result<LoginResult, LoginError>, realmID: String, clientID: String, request: HTTPRequest) {
         let outcomeLabel: String
         let reason: String
         let accountID: String
@@ -46,22 +46,44 @@ struct LoginRecorder: Sendable {
             accountID = error.accountID ?? ""
             clientKnown = error.clientResolved
         }
-        let realmLabel = InputRules.isSlug(realmID) ? realmID : "invalid"
         metrics.recordLogin(provider: provider, door: door.rawValue, outcome: outcomeLabel, reason: reason)
         // Only attempts the pipeline tied to a stored realm: made-up realm ids must not fill the buckets.
         if let counts, outcome.realmFound {
             counts.record(realmID: realmID, provider: provider, door: door.rawValue, outcome: outcomeLabel, reason: reason)
         }
-        logger.info("login", [
-            "realm": .string(realmLabel), "provider": .string(provider), "door": .string(door.rawValue),
-            "client": .string(clientKnown ? clientID : "unknown"), "outcome": .string(outcomeLabel),
-            "reason": .string(reason), "accountId": .string(accountID),
-            "durationMs": .double((durationMs * 100).rounded() / 100), "requestId": .string(requestID),
-        ])
+        request.leaveAccessLogNote(LoginAttemptLine(realm: InputRules.isSlug(realmID) ? realmID : "invalid",
+                                                    provider: provider, door: door.rawValue,
+                                                    client: clientKnown ? clientID : "unknown", outcome: outcomeLabel,
+                                                    reason: reason, accountID: accountID))
         // An outage of ours says why (the database's SQLSTATE and message), as storage_unavailable does.
         if case .failure(let error) = outcome, let cause = error.cause {
-            logger.warning("login_outage", ["reason": .string(reason), "cause": .string(cause), "requestId": .string(requestID)])
+            logger.warning("login_outage", ["reason": .string(reason), "cause": .string(cause),
+                                            "requestId": .string(request.requestID)])
         }
+    }
+}
+
+/// A login attempt's fields, written with its request's access-log fields as one
+/// `"event":"login"` line (`AccessLog`).
+struct LoginAttemptLine: Sendable {
+    /// The realm id, or "invalid" when what the caller typed is not a realm id at all.
+    let realm: String
+    let provider: String
+    let door: String
+    /// The client id once the pipeline found that client, else "unknown".
+    let client: String
+    let outcome: String
+    let reason: String
+    /// The account's id, or "" when the attempt reached none.
+    let accountID: String
+
+    func write(_ entry: AccessLogEntry, to logger: Logger) {
+        logger.info("login", [
+            "realm": .string(realm), "provider": .string(provider), "door": .string(door), "client": .string(client),
+            "outcome": .string(outcome), "reason": .string(reason), "accountId": .string(accountID),
+            "method": .string(entry.method), "route": .string(entry.route), "status": .int(entry.status),
+            "durationMs": .double(AccessLog.milliseconds(entry.durationSeconds)), "requestId": .string(entry.requestID),
+        ])
     }
 }
 

@@ -77,7 +77,6 @@ struct NativeLoginRoutes: RouteGroup {
         _ request: HTTPRequest, provider: LoginProvider, with pipeline: IdentityTokenLogin<Verifier>,
         recorder: LoginRecorder, context: NativeLoginRoutes, readName: (inout JSONRequestBody) -> PersonName
     ) async throws -> Result<LoginResult, LoginError> {
-        let started = DispatchTime.now().uptimeNanoseconds
         let realmID = request.parameter("realm")
         let loginRequest: LoginRequest
         do {
@@ -94,8 +93,7 @@ struct NativeLoginRoutes: RouteGroup {
                                         clientIP: context.clientAddresses.clientAddress(of: request))
         } catch {
             // An unreadable request is an attempt too: one log line, no client (it was never checked).
-            recorder.record(.failure(LoginError(.badRequest)), realmID: realmID, clientID: "",
-                            requestID: request.requestID, started: started)
+            recorder.record(.failure(LoginError(.badRequest)), realmID: realmID, clientID: "", request: request)
             throw error
         }
         let outcome: Result<LoginResult, LoginError>
@@ -104,8 +102,7 @@ struct NativeLoginRoutes: RouteGroup {
         } catch {
             outcome = .failure(error)
         }
-        recorder.record(outcome, realmID: realmID, clientID: loginRequest.clientID, requestID: request.requestID,
-                        started: started)
+        recorder.record(outcome, realmID: realmID, clientID: loginRequest.clientID, request: request)
         return outcome
     }
 
