@@ -82,6 +82,18 @@ struct JSONValueTests {
         #expect(value.serialized(indentedBy: 0) == value.serialized())
     }
 
+    @Test func plainStringsAreThoseWithoutControlCharactersQuotesOrBackslashes() {
+        for plain in ["", "plain", "a/b c", "émoji 🙂", String(repeating: "x", count: 5_000)] {
+            #expect(JSONEscaping.isPlain(plain), "\(plain.prefix(20))")
+        }
+        // Each special byte, alone and past the first 16 bytes (a long string, not a small one).
+        for special in ["\"", "\\", "\n", "\u{0}", "\u{1F}"] {
+            #expect(!JSONEscaping.isPlain(special))
+            #expect(!JSONEscaping.isPlain(String(repeating: "x", count: 40) + special))
+        }
+        #expect(JSONEscaping.isPlain("\u{7F}"))  // DEL is not a control character to JSON
+    }
+
     @Test func escapesEachSpecialCharacterEvenAlone() {
         // A string is copied unescaped only when it holds none of these; each one alone must
         // still be escaped.

@@ -51,8 +51,10 @@ public struct JSONRequestBody: Sendable {
         case .some(.string(let text)):
             if text.utf8.count > maxLength { problems[field] = "must be at most \(maxLength) bytes"; return nil }
             if !allowEmpty && text.isEmpty { problems[field] = "must not be empty"; return nil }
-            // In UTF-8 only U+0000 has a zero byte.
-            if text.utf8.contains(0) { problems[field] = "must not contain NUL"; return nil }
+            // In UTF-8 only U+0000 has a zero byte. Scanned as contiguous bytes: an identity
+            // token is ~1 KB, and walking the UTF-8 view byte by byte showed in a login's profile.
+            var scanned = text
+            if scanned.withUTF8({ $0.contains(0) }) { problems[field] = "must not contain NUL"; return nil }
             return text
         default:
             problems[field] = "must be a string"

@@ -1,4 +1,5 @@
 import Foundation
+import JOSE
 import Storage
 import Synchronization
 
@@ -110,7 +111,7 @@ public struct Logger: Sendable {
         line.append("\"")
         // Nearly every value needs no escape: one byte scan, then a bulk append, instead of a
         // scalar-by-scalar copy (which was most of a log line's cost).
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+        guard !JSONEscaping.isPlain(text) else {
             line.append(text)
             line.append("\"")
             return

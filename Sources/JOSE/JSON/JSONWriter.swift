@@ -78,7 +78,7 @@ struct JSONWriter {
     mutating func writeString(_ string: String) {
         output.append(UInt8(ascii: "\""))
         // Claims and keys almost never need an escape: one scan, then a bulk copy.
-        guard string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+        guard !JSONEscaping.isPlain(string) else {
             output.append(contentsOf: string.utf8)
             output.append(UInt8(ascii: "\""))
             return
