@@ -37,23 +37,30 @@ public struct Logger: Sendable {
     /// Writes `event` with `fields` when `level` is enabled.
     public func log(_ level: LogLevel, _ event: String, _ fields: KeyValuePairs<String, LogValue> = [:]) {
         guard level >= self.level else { return }
-        var line = ""
-        line.reserveCapacity(256)  // an access-log line, without regrowing
-        line += "{\"ts\":\"\(Logger.timestamp(now()))\",\"level\":\"\(level.rawValue)\",\"event\":"
-        Logger.appendJSONString(event, to: &line)
+        // Built as bytes and made a String once: appending to a String re-checks its storage,
+        // capacity and flags for every piece, which was most of a login line's ~2 % of the
+        // login's CPU (perf).
+        var line: [UInt8] = []
+        line.reserveCapacity(384)  // a login's line, without regrowing
+        line.append(contentsOf: #"{"ts":""#.utf8)
+        line.append(contentsOf: Logger.timestamp(now()).utf8)
+        line.append(contentsOf: #"","level":""#.utf8)
+        line.append(contentsOf: level.rawValue.utf8)
+        line.append(contentsOf: #"","event":"#.utf8)
+        JSONEscaping.appendQuoted(event, to: &line)
         for (key, value) in fields {
-            line.append(",")
-            Logger.appendJSONString(key, to: &line)
-            line.append(":")
+            line.append(UInt8(ascii: ","))
+            JSONEscaping.appendQuoted(key, to: &line)
+            line.append(UInt8(ascii: ":"))
             switch value {
-            case .string(let text): Logger.appendJSONString(text, to: &line)
-            case .int(let number): line.append(String(number))
-            case .double(let number): line.append(number.isFinite ? String(number) : "null")
-            case .bool(let flag): line.append(flag ? "true" : "false")
+            case .string(let text): JSONEscaping.appendQuoted(text, to: &line)
+            case .int(let number): line.append(contentsOf: String(number).utf8)
+            case .double(let number): line.append(contentsOf: (number.isFinite ? String(number) : "null").utf8)
+            case .bool(let flag): line.append(contentsOf: (flag ? "true" : "false").utf8)
             }
         }
-        line.append("}")
-        sink(line)
+        line.append(UInt8(ascii: "}"))
+        sink(String(decoding: line, as: UTF8.self))
     }
 
     public func debug(_ event: String, _ fields: KeyValuePairs<String, LogValue> = [:]) { log(.debug, event, fields) }
@@ -105,30 +112,6 @@ public struct Logger: Sendable {
             put(Int32(milliseconds), digits: 3); put("Z")
             return index
         }
-    }
-
-    static func appendJSONString(_ text: String, to line: inout String) {
-        line.append("\"")
-        // Nearly every value needs no escape: one byte scan, then a bulk append, instead of a
-        // scalar-by-scalar copy (which was most of a log line's cost).
-        guard !JSONEscaping.isPlain(text) else {
-            line.append(text)
-            line.append("\"")
-            return
-        }
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": line.append("\\\"")
-            case "\\": line.append("\\\\")
-            case "\n": line.append("\\n")
-            case "\r": line.append("\\r")
-            case "\t": line.append("\\t")
-            case _ where scalar.value < 0x20:
-                line.append(String(format: "\\u%04x", scalar.value))
-            default: line.unicodeScalars.append(scalar)
-            }
-        }
-        line.append("\"")
     }
 }
 

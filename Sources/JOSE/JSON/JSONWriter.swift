@@ -10,8 +10,6 @@ struct JSONWriter {
         self.indentWidth = max(0, indentWidth)
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
     mutating func reserveCapacity(_ byteCount: Int) { output.reserveCapacity(byteCount) }
 
     mutating func write(_ value: JSONValue) {
@@ -76,26 +74,6 @@ struct JSONWriter {
     }
 
     mutating func writeString(_ string: String) {
-        output.append(UInt8(ascii: "\""))
-        // Claims and keys almost never need an escape: one scan, then a bulk copy.
-        guard !JSONEscaping.isPlain(string) else {
-            output.append(contentsOf: string.utf8)
-            output.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x00..<0x20:
-                output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                           Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0x0F)]])
-            default: output.append(byte)
-            }
-        }
-        output.append(UInt8(ascii: "\""))
+        JSONEscaping.appendQuoted(string, to: &output)
     }
 }
