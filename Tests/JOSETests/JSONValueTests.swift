@@ -82,25 +82,21 @@ struct JSONValueTests {
         #expect(value.serialized(indentedBy: 0) == value.serialized())
     }
 
-    @Test func plainStringsAreThoseWithoutControlCharactersQuotesOrBackslashes() {
-        for plain in ["", "plain", "a/b c", "émoji 🙂", String(repeating: "x", count: 5_000)] {
-            #expect(JSONEscaping.isPlain(plain), "\(plain.prefix(20))")
+    @Test func stringsWithoutSpecialCharactersAreCopiedAndOthersEscapedShortOrLong() {
+        func quoted(_ string: String) -> String {
+            var output: [UInt8] = []
+            JSONEscaping.appendQuoted(string, to: &output)
+            return String(decoding: output, as: UTF8.self)
         }
-        // Each special byte, alone and past the first 16 bytes (a long string, not a small one).
-        for special in ["\"", "\\", "\n", "\u{0}", "\u{1F}"] {
-            #expect(!JSONEscaping.isPlain(special))
-            #expect(!JSONEscaping.isPlain(String(repeating: "x", count: 40) + special))
+        for plain in ["", "plain", "a/b c", "émoji 🙂", "\u{7F}", String(repeating: "x", count: 5_000)] {
+            #expect(quoted(plain) == "\"" + plain + "\"", "\(plain.prefix(20))")
         }
-        #expect(JSONEscaping.isPlain("\u{7F}"))  // DEL is not a control character to JSON
-    }
-
-    @Test func escapesEachSpecialCharacterEvenAlone() {
-        // A string is copied unescaped only when it holds none of these; each one alone must
-        // still be escaped.
-        let cases: [(String, String)] = [("\"", #""\"""#), ("\\", #""\\""#), ("\n", #""\n""#),
-                                         ("\u{1F}", #""\u001f""#), ("plain", #""plain""#)]
-        for (input, expected) in cases {
-            #expect(String(decoding: JSONValue.string(input).serialized(), as: UTF8.self) == expected)
+        // Each special character alone and past the first 16 bytes (a long string, not a small one).
+        let long = String(repeating: "x", count: 40)
+        for (special, escaped) in [("\"", #"\""#), ("\\", #"\\"#), ("\n", #"\n"#), ("\u{0}", #"\u0000"#), ("\u{1F}", #"\u001f"#)] {
+            #expect(quoted(special) == "\"" + escaped + "\"")
+            #expect(quoted(long + special + long) == "\"" + long + escaped + long + "\"")
+            #expect(JSONValue.string(special).serialized() == Array(quoted(special).utf8))  // the writer's strings
         }
     }
 }
