@@ -17,7 +17,7 @@ struct JSONWriter {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
         case .number(let number): writeNumber(number)
-        case .string(let string): writeString(string)
+        case .string(let string): JSONEscaping.appendQuoted(string, to: &output)
         case .array(let elements):
             output.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
@@ -32,7 +32,7 @@ struct JSONWriter {
             for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
                 newline(entering: index == 0)
-                writeString(member.key)
+                JSONEscaping.appendQuoted(member.key, to: &output)
                 output.append(UInt8(ascii: ":"))
                 if indentWidth > 0 { output.append(UInt8(ascii: " ")) }
                 write(member.value)
@@ -71,9 +71,5 @@ struct JSONWriter {
             // Swift's description is the shortest round-tripping form and valid JSON ("1e-07", "0.1").
             output.append(contentsOf: number.description.utf8)
         }
-    }
-
-    mutating func writeString(_ string: String) {
-        JSONEscaping.appendQuoted(string, to: &output)
     }
 }
