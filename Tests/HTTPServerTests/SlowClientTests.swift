@@ -28,10 +28,12 @@ struct SlowClientTests {
             // Ten requests per dribbling round, over four rounds (about 3 s of dribbling).
             var latencies: [Duration] = []
             for round in 0...Slowloris.observedRounds {
-                for _ in 0..<10 {
+                for index in 0..<10 {
                     let start = ContinuousClock.now
-                    let response = try await RawHTTPConnection.exchange(
-                        port: port, "GET /fast HTTP/1.1\r\nHost: herald.test\r\nConnection: close\r\n\r\n")
+                    let response = try await StepFailure.labelled("normal request \(index) of round \(round)") {
+                        try await RawHTTPConnection.exchange(
+                            port: port, "GET /fast HTTP/1.1\r\nHost: herald.test\r\nConnection: close\r\n\r\n")
+                    }
                     latencies.append(ContinuousClock.now - start)
                     #expect(response.status == 200)
                     #expect(response.text == "fast")
@@ -172,10 +174,12 @@ final class Slowloris: Sendable {
                 for signal in roundCompleted { signal.fire() }
             }
             var connections: [RawHTTPConnection] = []
-            for _ in 0..<connectionCount {
-                let connection = try RawHTTPConnection(port: port)
-                try connection.send("GET /slow HTTP/1.1\r\nHost: herald.test\r\n")
-                connections.append(connection)
+            for index in 0..<connectionCount {
+                try StepFailure.labelled("opening slow client \(index)") {
+                    let connection = try RawHTTPConnection(port: port)
+                    try connection.send("GET /slow HTTP/1.1\r\nHost: herald.test\r\n")
+                    connections.append(connection)
+                }
             }
             connected.fire()
             let header = Array("X-Slow: d\r\n".utf8)
@@ -183,15 +187,35 @@ final class Slowloris: Sendable {
             // The one-second pause is the attacker's pacing, not synchronisation: the
             // semaphore ends it as soon as the test calls finish().
             while stop.wait(timeout: .now() + 1) == .timedOut {
-                for connection in connections { try connection.send([header[offset]]) }
+                for (index, connection) in connections.enumerated() {
+                    try StepFailure.labelled("slow client \(index) in round \(rounds + 1)") { try connection.send([header[offset]]) }
+                }
                 offset = (offset + 1) % header.count
                 let round = completedRounds.add(1, ordering: .releasing).newValue
                 if round <= roundCompleted.count { roundCompleted[round - 1].fire() }
             }
             let rest = Array(header[offset...]) + Array("Connection: close\r\n\r\n".utf8)
             let ending = offset == 0 ? Array("Connection: close\r\n\r\n".utf8) : rest
-            for connection in connections { try connection.send(ending) }
-            return try connections.map { try $0.readResponse().status }
+            for (index, connection) in connections.enumerated() {
+                try StepFailure.labelled("ending slow client \(index) after \(rounds) rounds") { try connection.send(ending) }
+            }
+            return try connections.enumerated().map { index, connection in
+                try StepFailure.labelled("reading slow client \(index)'s response") { try connection.readResponse().status }
+            }
         }
+    }
+}
+
+/// An error with what the test was doing when it happened: with 200 connections and 40
+/// requests in flight over several seconds, "connection closed" alone does not say which.
+struct StepFailure: Error, CustomStringConvertible {
+    let description: String
+
+    static func labelled<T>(_ step: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw StepFailure(description: "\(step): \(error)") }
+    }
+
+    static func labelled<T>(_ step: String, _ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch { throw StepFailure(description: "\(step): \(error)") }
     }
 }

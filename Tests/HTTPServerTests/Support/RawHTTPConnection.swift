@@ -136,8 +136,19 @@ final class RawHTTPConnection {
     private func fill() throws {
         var chunk = [UInt8](repeating: 0, count: 16_384)
         let count = recv(descriptor, &chunk, chunk.count, 0)
-        guard count > 0 else { throw RawSocketError(description: "connection closed while reading", errno: errno) }
+        guard count > 0 else { throw Self.readFailure(count: count, errno: errno, buffered: buffered.count) }
         buffered.append(contentsOf: chunk[..<count])
+    }
+
+    /// Why a read got no bytes, told apart so a failure says whether the server closed the
+    /// connection, never answered within the receive timeout, or the socket itself failed.
+    private static func readFailure(count: Int, errno code: Int32, buffered: Int) -> RawSocketError {
+        let reason = switch (count, code) {
+        case (0, _): "connection closed by the server"
+        case (_, EAGAIN): "no bytes from the server within the 15 s receive timeout"
+        default: "recv failed: \(String(cString: strerror(code)))"
+        }
+        return RawSocketError(description: "\(reason) while reading a response (\(buffered) bytes read)", errno: count == 0 ? 0 : code)
     }
 
     /// Runs blocking socket work on its own thread, so it never occupies one of the few
