@@ -23,7 +23,8 @@ extension HTTPResponse {
         json(status: status, body: value.serialized(), noStore: noStore)
     }
 
-    private static func json(status: Int, body: [UInt8], noStore: Bool) -> HTTPResponse {
+    /// A response whose body is already JSON (`SessionTokensResponse.body`, `MeResponse.body`).
+    static func json(status: Int = 200, body: [UInt8], noStore: Bool = false) -> HTTPResponse {
         var headers = HTTPHeaders([("Content-Type", "application/json")])
         if noStore {
             headers.set("Cache-Control", "no-store")

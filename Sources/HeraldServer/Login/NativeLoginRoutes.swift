@@ -112,8 +112,8 @@ struct NativeLoginRoutes: RouteGroup {
         case .success(let result):
             switch result.branch {
             case .session(let tokens):
-                return .json(try SessionTokensResponse(message: "Login successful", tokens: tokens,
-                                                       isNewUser: result.isNewUser).json, noStore: true)
+                return .json(body: try SessionTokensResponse(message: "Login successful", tokens: tokens,
+                                                             isNewUser: result.isNewUser).body, noStore: true)
             case .downstream(let redirectURI):
                 return .json(["redirectUri": redirectURI], noStore: true)
             }

@@ -43,7 +43,8 @@ enum WebSignInAnswer {
                         title: "Signed in")
         case .session(let tokens):
             let response = try SessionTokensResponse(message: "Login successful", tokens: tokens, isNewUser: login.isNewUser)
-            guard case .object(var result) = response.json else { throw APIError.internalError }
+            // Read back from the one writer of this answer (a web sign-in is not the hot path).
+            guard case .object(var result)? = try? JSONValue.parse(response.body) else { throw APIError.internalError }
             result["status"] = "success"
             let link = returnTo.map { $0 + "#herald-login-result=" + Base64URL.encode(JSONValue.object(result).serialized()) }
             return page(200, result, link: link, title: "Signed in")

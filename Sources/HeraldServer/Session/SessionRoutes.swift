@@ -72,7 +72,7 @@ struct SessionRoutes: RouteGroup {
         } catch let error as TokenError {
             throw APIError(refreshFailure: error)
         }
-        return .json(try SessionTokensResponse(message: "Token refreshed", tokens: tokens, isNewUser: false).json,
+        return .json(body: try SessionTokensResponse(message: "Token refreshed", tokens: tokens, isNewUser: false).body,
                      noStore: true)
     }
 
@@ -103,7 +103,7 @@ struct SessionRoutes: RouteGroup {
             throw APIError.accountDeleted
         }
         let identities = try await accounts.identities(realmID: realm.id, accountID: account.id)
-        return .json(MeResponse(AccountProfile(account: account, identities: identities)).json, noStore: true)
+        return .json(body: MeResponse(AccountProfile(account: account, identities: identities)).body, noStore: true)
     }
 
     static func enabledRealm(_ request: HTTPRequest, context: SessionRoutes) async throws -> Realm {

@@ -19,12 +19,18 @@ struct SessionTokensResponse: Sendable {
         user = MeResponse(profile)
     }
 
-    var json: JSONValue {
-        [
-            "message": .string(message), "userId": .string(tokens.accountID), "accessToken": .string(tokens.accessToken),
-            "refreshToken": .string(tokens.refreshToken), "expiresIn": .number(Double(tokens.expiresIn)),
-            "refreshExpiresIn": .number(Double(tokens.refreshExpiresIn)), "tokenType": "Bearer",
-            "isNewUser": .bool(isNewUser), "user": user.json,
-        ]
+    /// The JSON body, members in ascending key order (`JSONObjectWriter`'s rule).
+    var body: [UInt8] {
+        var writer = JSONObjectWriter(capacity: 2_048)  // two tokens and the profile, without regrowing
+        writer.add("accessToken", tokens.accessToken)
+        writer.add("expiresIn", tokens.expiresIn)
+        writer.add("isNewUser", isNewUser)
+        writer.add("message", message)
+        writer.add("refreshExpiresIn", tokens.refreshExpiresIn)
+        writer.add("refreshToken", tokens.refreshToken)
+        writer.add("tokenType", "Bearer")
+        writer.addObject("user") { user.writeMembers(to: &$0) }
+        writer.add("userId", tokens.accountID)
+        return writer.finish()
     }
 }

@@ -1,5 +1,6 @@
 /// Deterministic JSON serialization (sorted keys) for `JSONValue`: compact, or indented for
-/// people to read. Herald's one JSON writer: one escaping and one number format everywhere.
+/// people to read. Its strings (`JSONEscaping`) and integers (`appendInteger`) are the ones
+/// `JSONObjectWriter` writes too: one escaping and one number format everywhere.
 struct JSONWriter {
     private(set) var output: [UInt8] = []
     /// Spaces per nesting level; 0 writes compact JSON (the wire form).
@@ -8,6 +9,12 @@ struct JSONWriter {
 
     init(indentWidth: Int = 0) {
         self.indentWidth = max(0, indentWidth)
+    }
+
+    /// Compact, appending to `output` (a value inside `JSONObjectWriter`'s object).
+    init(continuing output: [UInt8]) {
+        self.output = output
+        indentWidth = 0
     }
 
     mutating func reserveCapacity(_ byteCount: Int) { output.reserveCapacity(byteCount) }
@@ -59,6 +66,22 @@ struct JSONWriter {
         output.append(bracket)
     }
 
+    /// `value` in decimal, digit by digit into `output` (no `String` made for it).
+    static func appendInteger(_ value: Int64, to output: inout [UInt8]) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for Int64's 19 digits, written from the end
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var index = buffer.count
+            repeat {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            output.append(contentsOf: buffer[index...])
+        }
+    }
+
     private mutating func writeNumber(_ number: Double) {
         // JSON has no NaN/Infinity; `null` is what JavaScript's JSON.stringify writes too.
         guard number.isFinite else {
@@ -66,7 +89,7 @@ struct JSONWriter {
             return
         }
         if number.rounded(.towardZero) == number, abs(number) <= 9_007_199_254_740_992 {
-            output.append(contentsOf: String(Int64(number)).utf8)
+            Self.appendInteger(Int64(number), to: &output)
         } else {
             // Swift's description is the shortest round-tripping form and valid JSON ("1e-07", "0.1").
             output.append(contentsOf: number.description.utf8)

@@ -41,33 +41,43 @@ public final class TokenSigner: Sendable {
         let sessionEnd = min(session.expiresAt, session.idleExpiresAt ?? session.expiresAt)
         let accessTTL = Int(max(1, min(Int64(session.accessTokenTTL), sessionEnd - at)))
         let accessExp = at + Int64(accessTTL)
-        let access: [String: JSONValue] = [
-            "iss": .string(issuer), "sub": .string(session.accountID), "aud": .string(session.clientID),
-            "client_id": .string(session.clientID), "exp": .number(Double(accessExp)), "iat": .number(Double(at)),
-            "jti": .string(SecureRandom.token(byteCount: 16)), "sid": .string(session.id),
-            "scope": .string(scope.joined(separator: " ")), "auth_time": .number(Double(session.authTime)),
-        ]
+        // Written member by member in ascending key order, the bytes a sorted `JSONValue`
+        // object would give, without building, hashing and sorting a dictionary per token.
+        var access = JSONObjectWriter()
+        access.add("aud", session.clientID)
+        access.add("auth_time", session.authTime)
+        access.add("client_id", session.clientID)
+        access.add("exp", accessExp)
+        access.add("iat", at)
+        access.add("iss", issuer)
+        access.add("jti", SecureRandom.token(byteCount: 16))
+        access.add("scope", scope.joined(separator: " "))
+        access.add("sid", session.id)
+        access.add("sub", session.accountID)
         let accessToken = try CompactJWS.sign(header: JOSEHeader(alg: key.algorithm.rawValue, kid: key.kid, typ: "at+jwt"),
-                                              payload: JSONValue.object(access).serialized(), key: privateKey)
+                                              payload: access.finish(), key: privateKey)
         var idToken: String?
         if material.answer == .tokenEndpoint, scope.contains("openid") {
             let account = material.account
-            var claims: [String: JSONValue] = [
-                "iss": .string(issuer), "sub": .string(session.accountID), "aud": .string(session.clientID),
-                "exp": .number(Double(at + Int64(Self.idTokenTTL))), "iat": .number(Double(at)),
-                "auth_time": .number(Double(session.authTime)), "sid": .string(session.id),
-            ]
-            if let nonce { claims["nonce"] = .string(nonce) }
-            if scope.contains("email") {
-                claims["email"] = .string(account.email)
-                claims["email_verified"] = .bool(account.emailVerified)
+            let email = scope.contains("email")
+            let profile = scope.contains("profile")
+            var claims = JSONObjectWriter()
+            claims.add("aud", session.clientID)
+            claims.add("auth_time", session.authTime)
+            if email {
+                claims.add("email", account.email)
+                claims.add("email_verified", account.emailVerified)
             }
-            if scope.contains("profile") {
-                if let name = account.name.formatted { claims["name"] = .string(name) }
-                if let picture = account.pictureURL { claims["picture"] = .string(picture) }
-            }
+            claims.add("exp", at + Int64(Self.idTokenTTL))
+            claims.add("iat", at)
+            claims.add("iss", issuer)
+            if profile, let name = account.name.formatted { claims.add("name", name) }
+            if let nonce { claims.add("nonce", nonce) }
+            if profile, let picture = account.pictureURL { claims.add("picture", picture) }
+            claims.add("sid", session.id)
+            claims.add("sub", session.accountID)
             idToken = try CompactJWS.sign(header: JOSEHeader(alg: key.algorithm.rawValue, kid: key.kid, typ: "JWT"),
-                                          payload: JSONValue.object(claims).serialized(), key: privateKey)
+                                          payload: claims.finish(), key: privateKey)
         }
         return IssuedTokens(sessionID: session.id, accountID: session.accountID, accessToken: accessToken,
                             expiresIn: accessTTL, refreshToken: refreshToken,
