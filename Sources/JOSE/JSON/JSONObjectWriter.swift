@@ -18,12 +18,6 @@ public struct JSONObjectWriter {
         output.append(UInt8(ascii: "{"))
     }
 
-    /// Continues `output` (a nested object); `finish` hands it back.
-    private init(continuing output: [UInt8]) {
-        self.output = output
-        self.output.append(UInt8(ascii: "{"))
-    }
-
     public mutating func add(_ key: StaticString, _ value: String) {
         writeKey(key)
         JSONEscaping.appendQuoted(value, to: &output)
@@ -52,19 +46,20 @@ public struct JSONObjectWriter {
     /// Any value, written by `JSONWriter` (sorted keys inside it).
     public mutating func add(_ key: StaticString, _ value: JSONValue) {
         writeKey(key)
-        var writer = JSONWriter(continuing: output)
-        output = []  // the writer holds the only reference: no copy on its appends
+        // The buffer is moved to the writer and back, never shared: shared, the writer's first
+        // append would copy everything written so far.
+        var taken: [UInt8] = []
+        swap(&taken, &output)
+        var writer = JSONWriter(continuing: taken)
         writer.write(value)
         output = writer.output
     }
 
-    /// A nested object whose members `members` writes (in ascending key order too).
+    /// A nested object whose members `members` writes (in ascending key order too), into this
+    /// same buffer.
     public mutating func addObject(_ key: StaticString, _ members: (inout JSONObjectWriter) -> Void) {
         writeKey(key)
-        var nested = JSONObjectWriter(continuing: output)
-        output = []
-        members(&nested)
-        output = nested.finish()
+        writeNested(members)
     }
 
     /// An array of `count` objects, the one at each index written by `members`. By index, not
@@ -75,10 +70,7 @@ public struct JSONObjectWriter {
         output.append(UInt8(ascii: "["))
         for index in 0..<count {
             if index > 0 { output.append(UInt8(ascii: ",")) }
-            var nested = JSONObjectWriter(continuing: output)
-            output = []
-            members(&nested, index)
-            output = nested.finish()
+            writeNested { members(&$0, index) }
         }
         output.append(UInt8(ascii: "]"))
     }
@@ -103,5 +95,23 @@ public struct JSONObjectWriter {
         key.withUTF8Buffer { output.append(contentsOf: $0) }
         output.append(UInt8(ascii: "\""))
         output.append(UInt8(ascii: ":"))
+    }
+
+    /// `{`, the members, `}`: the nested object writes through this writer with its own
+    /// member state, which is restored after.
+    private mutating func writeNested(_ members: (inout JSONObjectWriter) -> Void) {
+        let outerWasEmpty = isEmpty
+        #if DEBUG
+        let outerPreviousKey = previousKey
+        previousKey = nil
+        #endif
+        isEmpty = true
+        output.append(UInt8(ascii: "{"))
+        members(&self)
+        output.append(UInt8(ascii: "}"))
+        isEmpty = outerWasEmpty
+        #if DEBUG
+        previousKey = outerPreviousKey
+        #endif
     }
 }

@@ -12,7 +12,7 @@ struct JSONWriter {
     }
 
     /// Compact, appending to `output` (a value inside `JSONObjectWriter`'s object).
-    init(continuing output: [UInt8]) {
+    init(continuing output: consuming [UInt8]) {
         self.output = output
         indentWidth = 0
     }
