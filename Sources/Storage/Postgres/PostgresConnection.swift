@@ -3,7 +3,7 @@ import Foundation
 
 /// One libpq connection (`PGconn*`), its prepared-statement cache and its reconnect logic.
 ///
-/// Not thread-safe: used by one thread at a time, which `PostgresPool` guarantees by running
+/// Not thread-safe: used by one thread at a time, which `ConnectionPool` guarantees by running
 /// every use on the connection's own serial queue. Owns the handle; `close()` (or `deinit`)
 /// finishes it. A connection that broke (server restart, network) is re-opened at the start of
 /// its next transaction, so a restarted database recovers without restarting Herald.
@@ -749,7 +749,7 @@ struct PostgresExecutor: SQLExecutor {
 @available(*, unavailable, message: "use the executor only inside its read/write body")
 extension PostgresExecutor: Sendable {}
 
-@available(*, unavailable, message: "a connection is confined to its queue; use PostgresPool")
+@available(*, unavailable, message: "a connection is confined to its queue; use ConnectionPool")
 extension PostgresConnection: Sendable {}
 
 /// Calls `body` with a NULL-terminated array of C strings that live for the call.

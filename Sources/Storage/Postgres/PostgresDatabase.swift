@@ -3,10 +3,10 @@ import Foundation
 /// The PostgreSQL implementation of `Database`, for several Herald nodes sharing one database.
 ///
 /// Concurrency model:
-/// - **A bounded pool** (`connectionCount`: `HERALD_DATABASE_CONNECTIONS`, default 8) serves
-///   reads and writes alike; each connection lives on its own serial `DispatchQueue`, so
-///   blocking libpq calls never occupy one of Swift's cooperative threads, and callers beyond
-///   the pool wait suspended.
+/// - **A pool of connections** (`connectionCount`: `HERALD_DATABASE_CONNECTIONS`, default 8)
+///   runs reads and writes alike (`ConnectionPool`); each connection lives on its own serial
+///   `DispatchQueue`, so blocking libpq calls never occupy one of Swift's cooperative threads,
+///   and work beyond the pool waits in its queue while its callers wait suspended.
 /// - **Writes** run in `SERIALIZABLE` transactions by default. The modules were written for
 ///   SQLite's single writer, where a body's read-then-write cannot interleave with another
 ///   writer; SERIALIZABLE keeps that guarantee across nodes. PostgreSQL resolves conflicts by
@@ -59,11 +59,13 @@ public final class PostgresDatabase: Database {
     public let connectionLosses = PostgresConnectionLosses()
     /// Write attempts that failed with a serialization failure or a deadlock, for `/metrics`.
     public let writeConflicts = PostgresWriteConflicts()
-    private let pool: PostgresPool
+    private let pool: ConnectionPool<PostgresConnection>
     private let now: @Sendable () -> Date
 
-    /// The connection pool's size, connections lent now and waits so far (`/metrics`).
-    public var connectionPool: PostgresPoolUsage { pool.usage }
+    /// The connection pool's size, connections at work now and waits so far (`/metrics`).
+    public var connectionPool: PostgresPoolUsage {
+        PostgresPoolUsage(size: pool.size, inUse: pool.busyCount, waits: pool.waits)
+    }
 
     /// Connects `connectionCount` connections to `url` (`postgres://user:password@host:port/db?sslmode=…`).
     /// Fails with `.unavailable` when the server cannot be reached.
@@ -78,14 +80,14 @@ public final class PostgresDatabase: Database {
             connections.append(try PostgresConnection(url: url, roundTrips: roundTrips))
         }
         self.location = DatabaseLocation.postgres(url: url).description
-        self.pool = PostgresPool(connections)
+        self.pool = ConnectionPool(connections, label: "herald.storage.postgres")
         self.roundTrips = roundTrips
         self.now = now
     }
 
     /// Runs body in a read-only snapshot transaction (REPEATABLE READ), off the Swift concurrency pool.
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
-        try await pool.withConnection { connection in
+        try await pool.run { connection in
             // A read commits nothing: it can always run again.
             try self.rerunningAfterLostConnection(connection, ifCommitLost: .rerun) {
                 try connection.transaction(.readOnlySnapshot, body)
@@ -96,7 +98,7 @@ public final class PostgresDatabase: Database {
     /// One read, not run again on a lost connection: a readiness probe must answer at once.
     public func isReachable() async -> Bool {
         do {
-            let rows = try await pool.withConnection { connection in
+            let rows = try await pool.run { connection in
                 try connection.transaction(.readOnlySnapshot) { try $0.query("SELECT 1 AS one", []).count }
             }
             return rows == 1
@@ -123,7 +125,7 @@ public final class PostgresDatabase: Database {
 
     private func write<T: Sendable>(_ kind: PostgresConnection.TransactionKind, lostCommitCheck: LostCommitCheck<T>?,
                                     _ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
-        try await pool.withConnection { connection in
+        try await pool.run { connection in
             var attempt = 1
             while true {
                 // What the body of the attempt that sent its COMMIT returned: the check's input.
@@ -263,6 +265,6 @@ public final class PostgresDatabase: Database {
     /// Lets running work finish, fails waiting callers, then closes every connection.
     /// Later calls throw; a second close does nothing.
     public func close() async {
-        await pool.close()
+        await pool.close { $0.close() }
     }
 }

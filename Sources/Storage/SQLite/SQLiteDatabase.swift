@@ -12,8 +12,8 @@ import Glibc
 ///   transactions; concurrent callers simply queue up, and SQLite never sees two writers from
 ///   this process (other processes, such as `herald migrate`, wait up to the busy timeout).
 ///   Writes that queued up during a commit share the next one (group commit, `SQLiteWriter`).
-/// - **A pool of readers** (`readerCount`, default 2). A `read` borrows an idle reader (or
-///   waits, suspended, for one) and runs its body on that reader's own serial queue, inside a
+/// - **A pool of readers** (`readerCount`, default 2, `ConnectionPool`). A `read` runs its
+///   body on an idle reader's own serial queue (or waits, suspended, for one), inside a
 ///   deferred transaction: the body sees one WAL snapshot of committed data, and is never
 ///   blocked by the writer.
 /// - **Off the cooperative pool.** Bodies are synchronous and run on Dispatch threads;
@@ -32,7 +32,7 @@ public final class SQLiteDatabase: Database {
     public let path: String
     /// Internal, not private: group-commit tests look at its commit count and queue.
     let writer: SQLiteWriter
-    private let readers: ReaderPool
+    private let readers: ConnectionPool<SQLiteConnection>
     private let now: @Sendable () -> Date
 
     /// Opens (creating if needed) the database file at `path`. The parent directory must
@@ -58,16 +58,15 @@ public final class SQLiteDatabase: Database {
         Self.createOwnerOnly(path)
         // The writer goes first: it creates the file and switches it to WAL, which readers rely on.
         let writerConnection = try SQLiteConnection(path: path, role: .writer)
-        var readerConnections: [ConfinedConnection] = []
-        for index in 0..<readerCount {
-            readerConnections.append(ConfinedConnection(try SQLiteConnection(path: path, role: .reader),
-                                                        label: "herald.storage.reader.\(index)"))
+        var readerConnections: [SQLiteConnection] = []
+        for _ in 0..<readerCount {
+            readerConnections.append(try SQLiteConnection(path: path, role: .reader))
         }
         let checkpointer = SQLiteCheckpointer(
             ConfinedConnection(try SQLiteConnection(path: path, role: .checkpointer), label: "herald.storage.checkpointer"),
             threshold: checkpointThreshold)
         writer = SQLiteWriter(ConfinedConnection(writerConnection, label: "herald.storage.writer"), checkpointer: checkpointer)
-        readers = ReaderPool(readerConnections)
+        readers = ConnectionPool(readerConnections, label: "herald.storage.reader")
     }
 
     /// Creates a missing database file with mode 0600 before SQLite opens it: SQLite would
@@ -86,7 +85,7 @@ public final class SQLiteDatabase: Database {
 
     /// Runs body on a reader connection (snapshot), off the Swift concurrency pool.
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLExecutor) throws -> T) async throws -> T {
-        try await readers.withReader { connection in
+        try await readers.run { connection in
             try connection.transaction(.deferred, body)
         }
     }
@@ -120,7 +119,7 @@ public final class SQLiteDatabase: Database {
     /// Lets queued writes and running reads finish, fails waiting reads, then finalizes every
     /// statement and closes every connection. Later calls throw; a second close does nothing.
     public func close() async {
-        await readers.close()
+        await readers.close { $0.close() }
         // Closed last, the writer checkpoints the WAL into the main file.
         await writer.close()
     }
