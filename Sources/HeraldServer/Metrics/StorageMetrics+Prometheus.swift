@@ -24,7 +24,7 @@ extension PostgresPoolUsage {
         "# HELP herald_postgres_connections PostgreSQL connections this node keeps (HERALD_DATABASE_CONNECTIONS).\n"
             + "# TYPE herald_postgres_connections gauge\n"
             + "herald_postgres_connections \(size)\n"
-            + "# HELP herald_postgres_connections_in_use PostgreSQL connections lent to a transaction now.\n"
+            + "# HELP herald_postgres_connections_in_use PostgreSQL connections running a transaction now.\n"
             + "# TYPE herald_postgres_connections_in_use gauge\n"
             + "herald_postgres_connections_in_use \(inUse)\n"
             + "# HELP herald_postgres_connection_waits_total Transactions that found every connection in use and waited for one.\n"

@@ -4,8 +4,8 @@
 public struct PostgresPoolUsage: Sendable, Equatable {
     /// Connections the pool keeps.
     public let size: Int
-    /// Connections lent to a transaction right now.
+    /// Connections running a transaction (or a read) right now.
     public let inUse: Int
-    /// Transactions so far that found every connection lent and waited for one.
+    /// Transactions so far that found every connection at work and waited for one.
     public let waits: Int
 }
