@@ -75,22 +75,28 @@ final class ConnectionPool<Connection>: Sendable {
                     continuation.resume(throwing: error)
                 }
             }, fail: { continuation.resume(throwing: $0) })
+            // Work for an idle connection goes to it directly, not through the queue: it is
+            // that connection's from now on, so `close` lets it run rather than failing it.
             let submission = state.withLock { state -> Submission in
                 if state.isClosed { return .closed }
+                if let slot = state.idle.popLast() { return .start(slot) }
                 state.jobs.append(job)
-                return state.idle.popLast().map(Submission.start) ?? .queued
+                return .queued
             }
             switch submission {
-            case .start(let slot): slot.queue.async { self.drain(slot) }
+            case .start(let slot): slot.queue.async { self.drain(slot, startingWith: job) }
             case .queued: waitCount.add(1, ordering: .relaxed)
             case .closed: job.fail(StorageError.closed())
             }
         }
     }
 
-    /// Runs waiting work on `slot` until none is left, then marks it idle. Runs on its queue.
-    private func drain(_ slot: Slot) {
+    /// Runs `first`, then waiting work on `slot` until none is left, then marks it idle. Runs
+    /// on its queue.
+    private func drain(_ slot: Slot, startingWith first: Job) {
+        var job = first
         while true {
+            job.run(slot.connection)
             let step = state.withLock { state -> DrainStep in
                 if !state.jobs.isEmpty { return .run(state.jobs.removeFirst()) }
                 state.idle.append(slot)
@@ -101,8 +107,8 @@ final class ConnectionPool<Connection>: Sendable {
                 return .idle(closeWaiter: waiter)
             }
             switch step {
-            case .run(let job):
-                job.run(slot.connection)
+            case .run(let next):
+                job = next
             case .idle(let closeWaiter):
                 closeWaiter?.resume()
                 return
