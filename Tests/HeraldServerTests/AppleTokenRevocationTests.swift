@@ -107,9 +107,13 @@ struct AppleTokenRevocationTests {
             #expect(revoke.form["token_type_hint"] == "refresh_token")
             try await waitUntil("the revocation left the queue") { try await Self.queued(fixture).isEmpty }
             #expect(try await Self.storedTokens(fixture).isEmpty)
+            // A round is counted just after its write, which is what emptied the queue.
+            try await waitUntil("the revocation was counted") {
+                try await fixture.send("GET", "/metrics").text
+                    .contains("herald_apple_calls_total{operation=\"revoke\",outcome=\"success\"} 1")
+            }
             let metrics = try await fixture.send("GET", "/metrics").text
             #expect(metrics.contains("herald_apple_calls_total{operation=\"token_exchange\",outcome=\"success\"} 1"))
-            #expect(metrics.contains("herald_apple_calls_total{operation=\"revoke\",outcome=\"success\"} 1"))
         }
     }
 
@@ -185,8 +189,12 @@ struct AppleTokenRevocationTests {
             try await waitUntil("the exchange is dropped") { try await Self.exchanges(database).isEmpty }
             #expect(try await Self.storedTokens(database).isEmpty)
             #expect(apple.calls.filter { $0.path == "/auth/token" }.count == 2, "no call once the code expired")
+            // Each attempt is counted just after its write, which is what the waits above saw.
+            try await waitUntil("the drop was counted") {
+                try await fixture.send("GET", "/metrics").text
+                    .contains("herald_apple_calls_total{operation=\"token_exchange\",outcome=\"abandoned\"} 1")
+            }
             let metrics = try await fixture.send("GET", "/metrics").text
-            #expect(metrics.contains("herald_apple_calls_total{operation=\"token_exchange\",outcome=\"abandoned\"} 1"))
             #expect(metrics.contains("herald_apple_calls_total{operation=\"token_exchange\",outcome=\"http_error\"} 2"))
         }
     }
