@@ -25,7 +25,10 @@ public struct JSONObjectWriter {
 
     /// `null` when `value` is nil (a present key, as `JSONValue.null` writes it).
     public mutating func add(_ key: StaticString, _ value: String?) {
-        guard let value else { return add(key, JSONValue.null) }
+        guard let value else {
+            writeKey(key)
+            return output.append(contentsOf: "null".utf8)
+        }
         add(key, value)
     }
 
@@ -98,9 +101,9 @@ public struct JSONObjectWriter {
     }
 
     /// `{`, the members, `}`: the nested object writes through this writer with its own
-    /// member state, which is restored after.
+    /// member state. The outer object has a member by then (the key just written), so it is
+    /// not empty after.
     private mutating func writeNested(_ members: (inout JSONObjectWriter) -> Void) {
-        let outerWasEmpty = isEmpty
         #if DEBUG
         let outerPreviousKey = previousKey
         previousKey = nil
@@ -109,7 +112,7 @@ public struct JSONObjectWriter {
         output.append(UInt8(ascii: "{"))
         members(&self)
         output.append(UInt8(ascii: "}"))
-        isEmpty = outerWasEmpty
+        isEmpty = false
         #if DEBUG
         previousKey = outerPreviousKey
         #endif

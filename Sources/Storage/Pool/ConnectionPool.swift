@@ -28,17 +28,17 @@ final class ConnectionPool<Connection>: Sendable {
         }
     }
 
-    /// One caller's work bound to its continuation: run once on some connection, or failed.
-    private struct Job: Sendable {
-        let run: @Sendable (Connection) -> Void
-        let fail: @Sendable (any Error) -> Void
-    }
+    /// One caller's work bound to its continuation, called once: with a connection, or with nil
+    /// when the pool closed before any connection took it.
+    private typealias Job = @Sendable (Connection?) -> Void
 
     private struct State {
         var idle: [Slot]
         /// Waiting work, oldest first.
         var jobs: [Job] = []
         var isClosed = false
+        /// Pieces of work so far that found every connection at work and waited.
+        var waits = 0
         /// Resumed once every slot is idle after `close`.
         var closeWaiter: CheckedContinuation<Void, Never>?
     }
@@ -49,7 +49,6 @@ final class ConnectionPool<Connection>: Sendable {
 
     private let slots: [Slot]
     private let state: Mutex<State>
-    private let waitCount = Atomic<Int>(0)
 
     /// `label` names the queues: `label.0`, `label.1`, …
     init(_ connections: [Connection], label: String) {
@@ -62,31 +61,33 @@ final class ConnectionPool<Connection>: Sendable {
     /// Connections at work right now.
     var busyCount: Int { slots.count - state.withLock { $0.idle.count } }
     /// Pieces of work so far that found every connection at work and waited.
-    var waits: Int { waitCount.load(ordering: .relaxed) }
+    var waits: Int { state.withLock { $0.waits } }
 
     /// Runs `work` on a connection's queue as soon as one is free, and returns its result.
     /// Fails with `.closed` once the pool is closed.
     func run<T: Sendable>(_ work: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            let job = Job(run: { connection in
+            let job: Job = { connection in
                 do {
+                    guard let connection else { throw StorageError.closed() }
                     continuation.resume(returning: try work(connection))
                 } catch {
                     continuation.resume(throwing: error)
                 }
-            }, fail: { continuation.resume(throwing: $0) })
+            }
             // Work for an idle connection goes to it directly, not through the queue: it is
             // that connection's from now on, so `close` lets it run rather than failing it.
             let submission = state.withLock { state -> Submission in
                 if state.isClosed { return .closed }
                 if let slot = state.idle.popLast() { return .start(slot) }
                 state.jobs.append(job)
+                state.waits += 1
                 return .queued
             }
             switch submission {
             case .start(let slot): slot.queue.async { self.drain(slot, startingWith: job) }
-            case .queued: waitCount.add(1, ordering: .relaxed)
-            case .closed: job.fail(StorageError.closed())
+            case .queued: break
+            case .closed: job(nil)
             }
         }
     }
@@ -96,7 +97,7 @@ final class ConnectionPool<Connection>: Sendable {
     private func drain(_ slot: Slot, startingWith first: Job) {
         var job = first
         while true {
-            job.run(slot.connection)
+            job(slot.connection)
             let step = state.withLock { state -> DrainStep in
                 if !state.jobs.isEmpty { return .run(state.jobs.removeFirst()) }
                 state.idle.append(slot)
@@ -126,7 +127,7 @@ final class ConnectionPool<Connection>: Sendable {
             return state.jobs
         }
         guard let waiting else { return }
-        for job in waiting { job.fail(StorageError.closed()) }
+        for job in waiting { job(nil) }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let allIdle = state.withLock { state -> Bool in
                 if state.idle.count == slots.count { return true }

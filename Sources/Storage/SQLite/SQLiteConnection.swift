@@ -3,7 +3,8 @@ import CSQLite
 /// One SQLite connection (`sqlite3*`), its settings and its prepared-statement cache.
 ///
 /// Not thread-safe by design: it is opened with `SQLITE_OPEN_NOMUTEX` and used by one thread
-/// at a time, which `ConfinedConnection` guarantees by running every use on its serial queue.
+/// at a time, which `ConfinedConnection` (the writer, the checkpointer) and `ConnectionPool` (the
+/// readers) guarantee by running every use on the connection's serial queue.
 /// Owns the handle and the cached statements; `close()` (or `deinit`) frees both.
 final class SQLiteConnection {
     /// The writer creates the file and sets database-wide modes; readers refuse to write; the
@@ -366,5 +367,5 @@ struct SQLiteExecutor: SQLExecutor {
 @available(*, unavailable, message: "use the executor only inside its read/write body")
 extension SQLiteExecutor: Sendable {}
 
-@available(*, unavailable, message: "a connection is confined to its queue; use ConfinedConnection")
+@available(*, unavailable, message: "a connection is confined to its queue; use ConfinedConnection or ConnectionPool")
 extension SQLiteConnection: Sendable {}
